@@ -1,0 +1,63 @@
+"""Hypothesis profiles and the choice of implementation, for the whole suite.
+
+Profiles (``--hypothesis-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``):
+
+* ``dev``  - the default: quick, randomized, with the local example database.
+* ``ci``   - Hypothesis's built-in ``ci`` profile (derandomized, no database,
+  ``print_blob``) with more examples and longer state machine runs. In force
+  wherever ``CI`` is set (as in ``.ci/run``) and nothing else was chosen.
+* ``fuzz`` - many examples, long runs, randomized, the database on: for a
+  fuzzing job with a time budget.
+
+Implementation: ``--impl PATH`` (the option comes from the ``resume`` pytest
+plugin), else ``$RESUME_IMPL``, else ``resume/client.py``. Tests get the module
+from the ``impl`` fixture, or ``resume.loader.chosen()`` where no fixture
+reaches (state machines); never by importing ``resume.client``.
+"""
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from resume import loader
+
+# Real sockets, real SQLite files and real processes: a per-example deadline
+# would only measure the machine, so none of the profiles has one.
+_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+settings.register_profile("dev", max_examples=25, stateful_step_count=15, **_COMMON)
+settings.register_profile(
+    "ci", settings.get_profile("ci"), max_examples=100, stateful_step_count=30, **_COMMON
+)
+settings.register_profile(
+    "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, **_COMMON
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_configure(config):
+    # These live here rather than in pyproject.toml: with a bare `--impl PATH`
+    # pytest roots itself at PATH's folder before any plugin can say that the
+    # option takes a value (pytest issue #8846) and does not read
+    # pyproject.toml; this file is still loaded from the folder pytest runs in.
+    # Warnings are errors, ResourceWarning (an unclosed socket or DB) included.
+    config.addinivalue_line("filterwarnings", "error")
+    config.addinivalue_line("markers", "quality: the meta-tests of quality/ (run with -m quality)")
+    try:
+        loader.choose(config.getoption("impl", default=None))
+    except loader.ImplError as error:
+        raise pytest.UsageError(f"--impl / {loader.ENV_VAR}: {error}") from None
+
+
+def pytest_report_header(config):
+    return [
+        f"resume implementation: {loader.chosen_path()}",
+        f"hypothesis profile in force: {settings.get_current_profile_name()}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def impl():
+    """The implementation under test: the module loaded from --impl / RESUME_IMPL."""
+    return loader.chosen()

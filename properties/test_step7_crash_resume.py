@@ -1,0 +1,51 @@
+"""Step 7, the lab's final check, in real processes.
+
+A receiver process is killed with SIGKILL between commit 1 and ACK 1; a new
+process resumes from the same store file. The publisher must see
+``RESUME -1`` then ``RESUME 1``, and the resent event 1 must not be applied
+twice.
+"""
+
+import asyncio
+import sqlite3
+
+from resume import loader, receiver
+from resume.publisher import Publisher
+
+LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
+
+
+def read_store(path):
+    """(ledger rows, last, total) through a connection of the test's own."""
+    con = sqlite3.connect(path)
+    try:
+        rows = con.execute("SELECT seq, delta FROM ledger ORDER BY seq").fetchall()
+        last, total = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
+    finally:
+        con.close()
+    return rows, last, total
+
+
+def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying_twice(tmp_path):
+    asyncio.run(crash_then_resume(tmp_path / "store.db"))
+
+
+async def crash_then_resume(db):
+    impl_path = loader.chosen_path()
+    async with Publisher(LOG) as publisher:
+        code, _, err = await receiver.run(impl_path, publisher.port, db, crash_before_ack=1)
+        assert code == receiver.KILLED, err
+        await publisher.idle()
+        assert publisher.acks == [0]  # event 1 is committed but was never ACKed
+        assert read_store(db) == (LOG[:2], 1, 12)
+
+        code, out, err = await receiver.run(impl_path, publisher.port, db)
+        assert code == 0, err
+        await publisher.idle()
+
+    assert publisher.resumes == [-1, 1]
+    assert publisher.sessions[1].sent[0] == b"EVENT 1 7\n"  # the real duplicate
+    assert publisher.acks == [0, 1, 2, 3]
+    rows, last, total = read_store(db)
+    assert rows == LOG  # every seq exactly once
+    assert (last, total) == (3, sum(delta for _, delta in LOG))

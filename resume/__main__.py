@@ -1,0 +1,5 @@
+import sys
+
+from resume.cli import main
+
+sys.exit(main())
