@@ -20,7 +20,8 @@ the session ``resync=True`` and ends it with EOF. A caller learns of it from
 
 Knobs for tests are per session: queue a ``Plan`` with ``publisher.plan(...)``
 and the next connection follows it (drop after k events, drop before reading
-an ACK, resend ACKed events, send raw bytes, stay silent, reset instead of EOF).
+an ACK, resend ACKed events, send raw bytes, stay silent, reset instead of EOF,
+hold the connection open after the events).
 Everything seen is recorded in ``publisher.sessions``.
 """
 
@@ -47,6 +48,7 @@ class Plan:
     raw: bytes = b""  # bytes written after the events: a bad or truncated frame, say
     silent: bool = False  # send nothing at all and wait for the client to go away
     reset: bool = False  # end with a TCP reset (abort) instead of EOF
+    hold: bool = False  # after the events and raw bytes, send no EOF: wait for the client to go away
 
 
 @dataclasses.dataclass
@@ -59,6 +61,7 @@ class Session:
     sent: list = dataclasses.field(default_factory=list)  # every line written
     acks: list = dataclasses.field(default_factory=list)  # seq of every ACK read
     resync: bool = False  # the retained log no longer reaches the ACK cursor
+    held: bool = False  # the plan's hold began: all sent, waiting for the client to go away
     end: str = ""  # why the session ended
 
 
@@ -171,6 +174,10 @@ class Publisher:
             return problem
         if plan.raw:
             await self._write(writer, session, plan.raw)
+        if plan.hold:
+            session.held = True
+            await reader.read()  # no timeout: the client is meant to be cancelled here
+            return "held until the client went away"
         if plan.reset:
             return "reset"
         writer.write_eof()

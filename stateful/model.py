@@ -1,0 +1,49 @@
+"""What the store must hold, worked out without the implementation.
+
+The publisher's log starts at seq 0 and is never rewritten, so a correct
+store always holds a prefix of it: the ledger is seqs ``0..last`` with the
+logged deltas, and the total is their sum. The model is that ``last`` plus
+the log; ``receive`` says what a correct receiver does with one event.
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Model:
+    """Every event ever published (``deltas[seq]``) and the cursor a correct store has."""
+
+    deltas: list = dataclasses.field(default_factory=list)
+    last: int = -1
+
+    @property
+    def total(self):
+        return sum(self.deltas[: self.last + 1])
+
+    @property
+    def final(self):
+        """The last published seq (-1 before anything is published)."""
+        return len(self.deltas) - 1
+
+    def ledger(self):
+        """The ledger rows a correct store holds, in seq order."""
+        return list(enumerate(self.deltas[: self.last + 1]))
+
+    def log(self):
+        """The whole published log as ``(seq, delta)`` pairs."""
+        return list(enumerate(self.deltas))
+
+    def delta_of(self, seq, default=1):
+        """The published delta of ``seq``, or ``default`` for a seq not published yet."""
+        return self.deltas[seq] if 0 <= seq < len(self.deltas) else default
+
+    def receive(self, seq, delta):
+        """Take one event as a correct receiver would: 'applied', 'duplicate', 'gap' or 'conflict'."""
+        if seq > self.last + 1:
+            return "gap"
+        if seq <= self.last:
+            return "duplicate" if self.deltas[seq] == delta else "conflict"
+        if self.delta_of(seq, None) != delta:
+            raise AssertionError(f"test bug: event {seq} {delta} was never published")
+        self.last = seq
+        return "applied"
