@@ -2,12 +2,32 @@
 
 One module, reused by ``properties/`` and ``stateful/``. Every strategy here
 is built so that Hypothesis shrinks towards small, readable values: seqs and
-deltas shrink to 0, a malformed frame shrinks to a near-miss of a good one.
+deltas shrink to 0, and every malformed value is *derived from a valid one*
+(a valid frame, a valid log) by one change, so a failure shrinks to a
+near-miss of a good value, e.g. ``b"EVENT 0 0\\r\\n"``.
 
 The bounds are SPEC.md's; they are restated here (not imported from the
 implementation) because the suite checks the implementation against them.
+
+Contents:
+
+* valid values: ``seqs``, ``deltas``, ``events``, ``frame``, ``valid_frames``,
+  ``bytes_subclass_frames``;
+* malformed frames, one strategy per kind (``FRAME_MALFORMATIONS`` maps a
+  label to each), ``non_bytes_frames``, and ``invalid_frames`` which mixes
+  them all and records the kind with ``event()``;
+* frame-shaped bytes for differential checks: ``mutated_frames``,
+  ``frame_like_bytes``;
+* bad arguments: ``bad_ints``;
+* faults: ``fault_errors`` (any BaseException, raised by a ``fault`` hook);
+* event logs for ``replay``: ``windows``, ``cursors``, ``replay_args`` and
+  ``malformed_replay_args``.
 """
 
+import asyncio
+import collections
+
+from hypothesis import event
 from hypothesis import strategies as st
 
 SEQ_MIN, SEQ_MAX = 0, 2147483647
@@ -15,7 +35,9 @@ DELTA_MIN, DELTA_MAX = -1000, 1000
 LAST_MIN = -1
 LIMIT_MIN, LIMIT_MAX = 1, 16
 LOG_MAX = 128
-FRAME_MAX = 64
+FRAME_MAX = 64  # bytes, the final LF included
+
+# ---------------------------------------------------------------- valid values
 
 
 def seqs(min_value=SEQ_MIN, max_value=SEQ_MAX):
@@ -37,3 +59,631 @@ def frame(seq, delta):
 def events():
     """Valid ``(seq, delta)`` pairs."""
     return st.tuples(seqs(), deltas())
+
+
+def valid_frames():
+    """Valid frames over the full ranges, biased to the boundaries."""
+    return events().map(lambda pair: frame(*pair))
+
+
+class FrameBytes(bytes):
+    """A bytes subclass: its instances are bytes, so parse_line must accept them (SPEC 13)."""
+
+
+def bytes_subclass_frames():
+    """Valid frames as instances of a ``bytes`` subclass."""
+    return valid_frames().map(FrameBytes)
+
+
+# ---------------------------------------------------------------- malformed frames
+#
+# Each strategy draws a valid (seq, delta), writes its frame as three fields
+# [b"EVENT", seq, delta], and makes ONE change. Positions and counts are drawn
+# after the event, from ranges that shrink to the smallest change.
+
+_SEQ, _DELTA = 1, 2  # indexes of the numbers in the fields
+
+
+@st.composite
+def _fields(draw):
+    seq, delta = draw(events())
+    return [b"EVENT", b"%d" % seq, b"%d" % delta]
+
+
+def _join(fields, end=b"\n"):
+    return b" ".join(fields) + end
+
+
+def _split_sign(number):
+    return (b"-", number[1:]) if number.startswith(b"-") else (b"", number)
+
+
+def _number_index():
+    return st.sampled_from([_SEQ, _DELTA])
+
+
+@st.composite
+def leading_zero_frames(draw):
+    """A leading zero on seq or delta (``00``, ``05``, ``-05``)."""
+    fields = draw(_fields())
+    i = draw(_number_index())
+    sign, digits = _split_sign(fields[i])
+    fields[i] = sign + b"0" * draw(st.integers(1, 3)) + digits
+    return _join(fields)
+
+
+@st.composite
+def plus_sign_frames(draw):
+    """A ``+`` sign on seq or delta (``+5``, and ``+-5`` for a negative delta)."""
+    fields = draw(_fields())
+    i = draw(_number_index())
+    sign, digits = _split_sign(fields[i])
+    fields[i] = draw(st.sampled_from([b"+" + digits, b"+" + sign + digits]))
+    return _join(fields)
+
+
+@st.composite
+def minus_zero_frames(draw):
+    """``-0`` (or ``-00``) in place of seq or delta."""
+    fields = draw(_fields())
+    fields[draw(_number_index())] = b"-" + b"0" * draw(st.integers(1, 2))
+    return _join(fields)
+
+
+@st.composite
+def cr_frames(draw):
+    """CRLF, a CR in place of the LF, or a CR at any position."""
+    good = draw(valid_frames())
+    kind = draw(st.sampled_from(["crlf", "cr for lf", "cr inside"]))
+    if kind == "crlf":
+        return good[:-1] + b"\r\n"
+    if kind == "cr for lf":
+        return good[:-1] + b"\r"
+    pos = draw(st.integers(0, len(good) - 1))
+    return good[:pos] + b"\r" + good[pos:]
+
+
+@st.composite
+def cut_off_frames(draw):
+    """A valid frame cut at any byte: the cut-off last line (shrinks to: only the LF missing)."""
+    good = draw(valid_frames())
+    return good[: -draw(st.integers(1, len(good)))]
+
+
+@st.composite
+def multi_line_frames(draw):
+    """More than one line: a second bare LF, two frames, an LF inside, an LF first."""
+    good = draw(valid_frames())
+    kind = draw(st.sampled_from(["second bare lf", "two frames", "lf inside", "lf first"]))
+    if kind == "second bare lf":
+        return good + b"\n"
+    if kind == "two frames":
+        return good + draw(valid_frames())
+    if kind == "lf first":
+        return b"\n" + good
+    pos = draw(st.integers(1, len(good) - 1))
+    return good[:pos] + b"\n" + good[pos:]
+
+
+# Zeros of decimal digit sets that int() and the str pattern \d accept.
+_FOREIGN_ZEROS = {
+    "full-width": 0xFF10,
+    "arabic-indic": 0x0660,
+    "devanagari": 0x0966,
+    "mathematical bold": 0x1D7CE,
+}
+
+
+def _foreign(digits, zero):
+    return "".join(chr(zero + d - ord("0")) for d in digits).encode("utf-8")
+
+
+@st.composite
+def non_ascii_frames(draw):
+    """Non-ASCII: a byte 0x80-0xFF anywhere, or non-ASCII digits (UTF-8) in a number.
+
+    The digits replace a whole number (``EVENT ١ 0``: an implementation that
+    decodes and uses int() or ``\\d`` on str would accept it) or sit next to
+    ASCII digits (``EVENT 1١ 0``).
+    """
+    kind = draw(st.sampled_from(["foreign number", "foreign digit beside", "high byte"]))
+    if kind == "high byte":
+        good = draw(valid_frames())
+        pos = draw(st.integers(0, len(good)))
+        byte = bytes([draw(st.integers(0x80, 0xFF))])
+        if draw(st.booleans()) and pos < len(good):
+            return good[:pos] + byte + good[pos + 1 :]  # replaced
+        return good[:pos] + byte + good[pos:]  # inserted
+    fields = draw(_fields())
+    i = draw(_number_index())
+    zero = _FOREIGN_ZEROS[draw(st.sampled_from(sorted(_FOREIGN_ZEROS)))]
+    sign, digits = _split_sign(fields[i])
+    if kind == "foreign number":
+        fields[i] = sign + _foreign(digits, zero)
+    else:
+        pos = draw(st.integers(0, len(digits)))
+        extra = _foreign(bytes([draw(st.sampled_from(b"0123456789"))]), zero)
+        fields[i] = sign + digits[:pos] + extra + digits[pos:]
+    return _join(fields)
+
+
+@st.composite
+def out_of_range_frames(draw):
+    """A number one past a bound, or huge (kept short enough that the frame stays within 64 bytes)."""
+    fields = draw(_fields())
+    huge = 10**40  # 41 digits: the frame stays under 64 bytes, so only the range check can reject it
+    seq_bad = st.one_of(st.just(SEQ_MAX + 1), st.integers(SEQ_MAX + 1, huge), st.just(-1), st.integers(-huge, -1))
+    delta_bad = st.one_of(
+        st.just(DELTA_MAX + 1), st.just(DELTA_MIN - 1), st.integers(DELTA_MAX + 1, huge), st.integers(-huge, DELTA_MIN - 1)
+    )
+    i = draw(_number_index())
+    fields[i] = b"%d" % draw(seq_bad if i == _SEQ else delta_bad)
+    return _join(fields)
+
+
+_OTHER_KEYWORDS = [b"EVENTS", b"EVEN", b"EVENT:", b"ACK", b"RESUME", b"", b"E", b"EV ENT", b"EVNT", b"\x00EVENT"]
+
+
+@st.composite
+def keyword_frames(draw):
+    """A wrong keyword, or ``EVENT`` with one or more letters in lower case."""
+    fields = draw(_fields())
+    if draw(st.booleans()):
+        lower = draw(st.lists(st.booleans(), min_size=5, max_size=5).filter(any))
+        fields[0] = bytes(c + 32 if low else c for c, low in zip(b"EVENT", lower))
+    else:
+        fields[0] = draw(st.sampled_from(_OTHER_KEYWORDS))
+    return _join(fields)
+
+
+@st.composite
+def whitespace_frames(draw):
+    """Spacing other than one ASCII space between fields: tab, double, leading, trailing space, others."""
+    fields = draw(_fields())
+    kind = draw(st.sampled_from(["tab", "double", "leading", "trailing", "other blank", "after lf"]))
+    if kind == "leading":
+        return b" " + _join(fields)
+    if kind == "trailing":
+        return _join(fields, b" \n")
+    if kind == "after lf":
+        return _join(fields, b"\n ")
+    gap = draw(st.sampled_from([0, 1]))  # the space after EVENT, or the one after seq
+    blank = {"tab": b"\t", "double": b"  "}.get(kind) or draw(st.sampled_from([b"\x0b", b"\x0c", b" \t", b"\t "]))
+    head = b" ".join(fields[: gap + 1])
+    tail = b" ".join(fields[gap + 1 :])
+    return head + blank + tail + b"\n"
+
+
+@st.composite
+def underscore_frames(draw):
+    """``_`` inside a number, as int() allows (``1_0``, ``0_0``)."""
+    fields = draw(_fields())
+    i = draw(_number_index())
+    sign, digits = _split_sign(fields[i])
+    if len(digits) >= 2:
+        pos = draw(st.integers(1, len(digits) - 1))
+        fields[i] = sign + digits[:pos] + b"_" + digits[pos:]
+    else:
+        fields[i] = sign + digits + b"_0"
+    return _join(fields)
+
+
+@st.composite
+def hex_frames(draw):
+    """A number in hex, octal or binary notation (``0x10``) as int(x, 0) allows."""
+    fields = draw(_fields())
+    i = draw(_number_index())
+    sign, digits = _split_sign(fields[i])
+    notation = draw(st.sampled_from([b"0x%x", b"0X%X", b"0o%o", b"0b%d"]))
+    value = int(digits)
+    fields[i] = sign + (notation % value if notation != b"0b%d" else b"0b" + bin(value)[2:].encode())
+    return _join(fields)
+
+
+@st.composite
+def field_count_frames(draw):
+    """A missing field, or an extra one at any place."""
+    fields = draw(_fields())
+    if draw(st.booleans()):
+        del fields[draw(st.integers(0, 2))]
+    else:
+        extra = draw(st.sampled_from([b"0", b"1", b"EVENT", b"-1"]))
+        fields.insert(draw(st.integers(0, 3)), extra)
+    return _join(fields)
+
+
+@st.composite
+def over_length_frames(draw):
+    """Frames of 65 bytes or more, padded from a valid frame.
+
+    What this can and cannot tell apart: the longest valid frame
+    (``EVENT 2147483647 -1000\\n``) is 23 bytes, so every frame over 64 bytes
+    is ALSO malformed in another way (leading zeros, extra spaces, a huge
+    number). An implementation that forgot only the length check but parses
+    strictly is therefore indistinguishable by its results, and no test can
+    (or should) fail it. What this strategy does catch is an implementation
+    that lacks the length check AND tolerates the padding elsewhere (int()
+    stripping zeros or blanks, split() on any whitespace), which is where a
+    missing length check becomes observable.
+    """
+    seq, delta = draw(events())
+    size = draw(st.integers(FRAME_MAX + 1, 4 * FRAME_MAX))  # the LF included
+    kind = draw(st.sampled_from(["zeros before seq", "blanks before lf", "zeros before delta"]))
+    body = len(frame(seq, delta))
+    pad = size - body
+    if kind == "zeros before seq":
+        return b"EVENT %s%d %d\n" % (b"0" * pad, seq, delta)
+    if kind == "blanks before lf":
+        return b"EVENT %d %d%s\n" % (seq, delta, b" " * pad)
+    sign = b"-" if delta < 0 else b""
+    return b"EVENT %d %s%s%d\n" % (seq, sign, b"0" * pad, abs(delta))
+
+
+@st.composite
+def nul_frames(draw):
+    """A NUL byte inserted at, or replacing the byte at, any position."""
+    good = draw(valid_frames())
+    pos = draw(st.integers(0, len(good)))
+    if draw(st.booleans()) and pos < len(good):
+        return good[:pos] + b"\x00" + good[pos + 1 :]
+    return good[:pos] + b"\x00" + good[pos:]
+
+
+FRAME_MALFORMATIONS = {
+    "leading zero": leading_zero_frames(),
+    "plus sign": plus_sign_frames(),
+    "minus zero": minus_zero_frames(),
+    "CR or CRLF": cr_frames(),
+    "missing final LF": cut_off_frames(),
+    "more than one line": multi_line_frames(),
+    "non-ASCII": non_ascii_frames(),
+    "out of range": out_of_range_frames(),
+    "keyword or case": keyword_frames(),
+    "whitespace": whitespace_frames(),
+    "underscore": underscore_frames(),
+    "hex": hex_frames(),
+    "field count": field_count_frames(),
+    "over 64 bytes": over_length_frames(),
+    "NUL": nul_frames(),
+}
+"""Every kind of malformed bytes frame, by label; each value is a strategy."""
+
+
+@st.composite
+def non_bytes_frames(draw):
+    """Values that are not bytes: str, bytearray, memoryview, int, None, a list of byte values."""
+    good = draw(valid_frames())
+    kind = draw(st.sampled_from(["str", "bytearray", "memoryview", "int", "None", "list"]))
+    return {
+        "str": lambda: good.decode("ascii"),
+        "bytearray": lambda: bytearray(good),
+        "memoryview": lambda: memoryview(good),
+        "int": lambda: draw(seqs()),
+        "None": lambda: None,
+        "list": lambda: list(good),
+    }[kind]()
+
+
+_INVALID_FRAME_KINDS = dict(FRAME_MALFORMATIONS, **{"not bytes": non_bytes_frames()})
+
+
+@st.composite
+def invalid_frames(draw):
+    """Every kind of invalid frame value, mixed; ``event()`` records the kind of each.
+
+    Run with ``--hypothesis-show-statistics`` to see the mix. (A composite
+    rather than ``st.one_of``, so that inside another ``one_of`` it stays one
+    branch and does not crowd out the others.)
+    """
+    label = draw(st.sampled_from(sorted(_INVALID_FRAME_KINDS)))
+    event(f"invalid frame: {label}")
+    return draw(_INVALID_FRAME_KINDS[label])
+
+
+# ---------------------------------------------------------------- frame-shaped bytes
+
+# Bytes that matter to the grammar, for near-miss edits of a valid frame.
+_EDIT_BYTES = b"0123456789 -+\n\r\t_xXeE\x00\x0b" + bytes([0x80, 0xA0, 0xFF])
+
+
+@st.composite
+def mutated_frames(draw):
+    """A valid frame with 1-3 byte edits (insert, delete, replace): valid or not, close to the grammar."""
+    data = bytearray(draw(valid_frames()))
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(0, len(data)))
+        op = draw(st.sampled_from(["replace", "insert", "delete"]))
+        byte = draw(st.sampled_from(_EDIT_BYTES))
+        if op == "insert" or pos == len(data):
+            data.insert(pos, byte)
+        elif op == "replace":
+            data[pos] = byte
+        else:
+            del data[pos]
+    return bytes(data)
+
+
+def frame_like_bytes():
+    """Bytes shaped like a frame with loose spacing, signs, case and line ends; some valid."""
+    return st.from_regex(
+        rb"(EVENT|event|EVENt| EVENT)( |  |\t)[+-]?[0-9]{1,11}( |  |\t)[+-]?[0-9]{1,5}( |\r)?\n?\n?",
+        fullmatch=True,
+    )
+
+
+# ---------------------------------------------------------------- bad arguments
+
+
+def bad_ints(low, high):
+    """Values that are not an int in ``low..high``.
+
+    Bools, floats (the in-range ``1.0`` and ``float(low)`` too, and nan/inf),
+    strings of valid numbers, None, one past each bound, and any int beyond.
+    """
+    return st.one_of(
+        st.booleans(),
+        st.sampled_from([1.0, float(low), float(high)]),
+        st.floats(),
+        st.sampled_from([str(low), "1"]),
+        st.none(),
+        st.sampled_from([low - 1, high + 1]),
+        st.integers(max_value=low - 1),
+        st.integers(min_value=high + 1),
+    )
+
+
+# ---------------------------------------------------------------- faults
+
+
+class FaultError(Exception):
+    """An Exception subclass of the test's own, raised by a ``fault`` hook."""
+
+
+_FAULT_TYPES = [
+    FaultError,
+    RuntimeError,
+    ValueError,
+    OSError,
+    KeyboardInterrupt,
+    SystemExit,
+    asyncio.CancelledError,
+    GeneratorExit,
+]
+
+
+def fault_errors():
+    """A fresh exception object of any kind a ``fault`` may raise (SPEC decision 5: any BaseException)."""
+    return st.sampled_from(_FAULT_TYPES).map(lambda kind: kind("fault"))
+
+
+# ---------------------------------------------------------------- event logs for replay
+
+
+@st.composite
+def windows(draw, min_size=1, max_size=LOG_MAX, min_first=SEQ_MIN, max_final=SEQ_MAX):
+    """A retained log: ``min_size..max_size`` consecutive ``(seq, delta)`` tuples starting anywhere.
+
+    The first seq is at least ``min_first`` and the final one at most
+    ``max_final``; the start is biased to the lowest and the highest start
+    allowed (so windows ending at 2147483647 are common).
+    """
+    n = draw(st.integers(min_size, max_size))
+    top = max_final - n + 1
+    edges = sorted({v for v in (min_first, min_first + 1, top) if min_first <= v <= top})
+    first = draw(st.one_of(st.integers(min_first, top), st.sampled_from(edges)))
+    ds = draw(st.lists(deltas(), min_size=n, max_size=n))
+    return [(first + i, d) for i, d in enumerate(ds)]
+
+
+RELATIONS = ["far before", "first-2", "first-1", "inside", "at the end", "past the end"]
+"""How a cursor can stand to a window: the first two need ResyncRequired, the last is ValueError."""
+
+
+def cursor_for(window, relation):
+    """Values of ``last`` in the given relation to the window (the window must allow it)."""
+    first, final = window[0][0], window[-1][0]
+    return {
+        "far before": lambda: st.integers(LAST_MIN, first - 3),
+        "first-2": lambda: st.just(first - 2),
+        "first-1": lambda: st.just(first - 1),
+        "inside": lambda: st.integers(first, final - 1) if final > first else st.just(first),
+        "at the end": lambda: st.just(final),
+        "past the end": lambda: st.integers(final + 1, SEQ_MAX),
+    }[relation]()
+
+
+def _allows(window, relation):
+    first, final = window[0][0], window[-1][0]
+    return {"far before": first - 3 >= LAST_MIN, "first-2": first - 2 >= LAST_MIN, "past the end": final < SEQ_MAX}.get(
+        relation, True
+    )
+
+
+def cursors(window):
+    """``(relation, last)`` for any relation of a cursor to the window that the range allows."""
+    relation = st.sampled_from([r for r in RELATIONS if _allows(window, r)])
+    return relation.flatmap(lambda name: cursor_for(window, name).map(lambda last: (name, last)))
+
+
+@st.composite
+def window_and_cursor(draw, relation=None):
+    """``(relation, window, last)``: the relation drawn first (evenly), then a window that allows it."""
+    relation = relation or draw(st.sampled_from(RELATIONS))
+    bounds = {"far before": dict(min_first=2), "first-2": dict(min_first=1), "past the end": dict(max_final=SEQ_MAX - 1)}
+    window = draw(windows(**bounds.get(relation, {})))
+    return relation, window, draw(cursor_for(window, relation))
+
+
+def limits():
+    """Valid limits, 1..16."""
+    return st.integers(LIMIT_MIN, LIMIT_MAX)
+
+
+class LogList(list):
+    """A list subclass: a valid container for replay (SPEC decision 7)."""
+
+
+Event = collections.namedtuple("Event", "seq delta")  # a tuple: a valid item for replay
+
+
+@st.composite
+def replay_args(draw):
+    """Valid-typed ``(relation, events, last, limit)`` for replay.
+
+    ``events`` is a list or a list subclass, of tuples or namedtuples.
+    ``last`` may be past the end (a ValueError case) or before the window
+    (ResyncRequired): ``relation`` says which.
+    """
+    relation, window, last = draw(window_and_cursor())
+    if draw(st.booleans()):
+        window = [Event(*item) for item in window]
+    container = draw(st.sampled_from([list, LogList]))
+    return relation, container(window), last, draw(limits())
+
+
+# ---------------------------------------------------------------- malformed logs
+#
+# Each draws a valid window and breaks it once, at any position.
+
+
+def _shift(window, index, step):
+    """The window with one break in its run of seqs just before ``index``.
+
+    The tail from ``index`` moves by ``step`` or, if that leaves the range,
+    the head before it moves by ``-step``: either way item ``index`` has seq
+    ``previous + 1 + step`` and every other neighbour stays consecutive.
+    """
+    tail = [(s + step, d) for s, d in window[index:]]
+    if all(SEQ_MIN <= s <= SEQ_MAX for s, _ in tail):
+        return window[:index] + tail
+    return [(s - step, d) for s, d in window[:index]] + window[index:]
+
+
+def _seq_break(step):
+    @st.composite
+    def broken(draw):
+        window = draw(windows(min_size=2))
+        index = draw(st.integers(1, len(window) - 1))
+        return _shift(window, index, draw(step) if isinstance(step, st.SearchStrategy) else step)
+
+    return broken()
+
+
+def _item_replaced(make):
+    """A window with the item at one position replaced by ``make(draw, seq, delta)``."""
+
+    @st.composite
+    def broken(draw):
+        window = draw(windows())
+        index = draw(st.integers(0, len(window) - 1))
+        return window[:index] + [make(draw, *window[index])] + window[index + 1 :]
+
+    return broken()
+
+
+@st.composite
+def _not_a_list(draw):
+    window = draw(windows())
+    make = draw(st.sampled_from(["tuple", "generator", "deque", "iterator", "dict"]))
+    return {
+        "tuple": tuple,
+        "generator": lambda w: (item for item in w),
+        "deque": collections.deque,
+        "iterator": iter,
+        "dict": dict,
+    }[make](window)
+
+
+@st.composite
+def _seq_out_of_range(draw):
+    # Consecutive, but running off an end of the seq range: -1 before 0, or
+    # 2147483648 after 2147483647.
+    if draw(st.booleans()):
+        return [(-1, draw(deltas()))] + draw(windows(max_size=16, max_final=SEQ_MIN + 15).map(_from_zero))
+    return draw(windows(max_size=16, min_first=SEQ_MAX - 15).map(_to_top)) + [(SEQ_MAX + 1, draw(deltas()))]
+
+
+def _from_zero(window):
+    return [(s - window[0][0], d) for s, d in window]
+
+
+def _to_top(window):
+    return [(s + SEQ_MAX - window[-1][0], d) for s, d in window]
+
+
+LOG_MALFORMATIONS = {
+    "not a list": _not_a_list(),
+    "empty": st.just([]),
+    "over 128 items": windows(LOG_MAX + 1, LOG_MAX + 8),
+    "list item": _item_replaced(lambda draw, s, d: [s, d]),
+    "wrong-length tuple": _item_replaced(lambda draw, s, d: draw(st.sampled_from([(s, d, 0), (s,), (), (s, d, d)]))),
+    "other item": _item_replaced(lambda draw, s, d: draw(st.sampled_from([None, s, f"{s} {d}", {s: d}, frame(s, d)]))),
+    "bool value": _item_replaced(lambda draw, s, d: draw(st.sampled_from([(True, d), (False, d), (s, True), (s, False)]))),
+    "wrong value type": _item_replaced(
+        lambda draw, s, d: draw(st.sampled_from([(float(s), d), (s, float(d)), (str(s), d), (s, str(d)), (s, None)]))
+    ),
+    "delta out of range": _item_replaced(
+        lambda draw, s, d: (s, draw(st.sampled_from([DELTA_MAX + 1, DELTA_MIN - 1, 10**20, -(10**20)])))
+    ),
+    "seq out of range": _seq_out_of_range(),
+    "hole": _seq_break(st.integers(1, 3)),
+    "descending": _seq_break(-2),
+    "repeated seq": _seq_break(-1),
+    "reversed": windows(min_size=2).map(lambda w: w[::-1]),
+}
+"""Every kind of malformed ``events`` argument, by label; each value is a strategy."""
+
+
+def _resync_cursors(log):
+    """Cursors that would ask for ResyncRequired if the log were valid, where it has a seq to go by."""
+    items = log if isinstance(log, (list, tuple)) else []  # never consume a generator here
+    known = [item[0] for item in items if isinstance(item, tuple) and item and type(item[0]) is int]
+    if not known or min(known) - 2 < LAST_MIN:
+        return st.integers(LAST_MIN, SEQ_MAX)
+    return st.integers(LAST_MIN, min(known) - 2)
+
+
+@st.composite
+def malformed_logs(draw, kind=None):
+    """``(label, events, last, limit)``: a malformed log, with ``last`` and ``limit`` valid.
+
+    ``last`` is usually one for which a valid log would need ResyncRequired,
+    so that the order of the checks shows (ValueError must win).
+    """
+    label = kind or draw(st.sampled_from(sorted(LOG_MALFORMATIONS)))
+    log = draw(LOG_MALFORMATIONS[label])
+    last = draw(_resync_cursors(log) if draw(st.booleans()) else st.integers(LAST_MIN, SEQ_MAX))
+    return label, log, last, draw(limits())
+
+
+BAD_ARGUMENTS = ["bad last", "bad limit", "last past the end"]
+
+
+@st.composite
+def bad_replay_arguments(draw, kind=None):
+    """``(label, events, last, limit)``: a valid log with a bad ``last`` or ``limit``.
+
+    Unless ``last`` itself is the bad part, it is in any relation to the
+    window, before it (ResyncRequired territory) included.
+    """
+    label = kind or draw(st.sampled_from(BAD_ARGUMENTS))
+    _, window, last = draw(window_and_cursor())
+    limit = draw(limits())
+    if label == "bad last":
+        return label, window, draw(bad_ints(LAST_MIN, SEQ_MAX)), limit
+    if label == "bad limit":
+        return label, window, last, draw(bad_ints(LIMIT_MIN, LIMIT_MAX))
+    window = draw(windows(max_final=SEQ_MAX - 1))
+    return label, window, draw(st.integers(window[-1][0] + 1, SEQ_MAX)), limit
+
+
+def malformed_replay_args():
+    """Any ``(label, events, last, limit)`` for which replay must raise ValueError; the label is an ``event()``."""
+
+    @st.composite
+    def mixed(draw):
+        args = draw(st.one_of(malformed_logs(), bad_replay_arguments()))
+        event(f"malformed replay input: {args[0]}")
+        return args
+
+    return mixed()
