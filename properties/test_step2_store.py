@@ -1,0 +1,187 @@
+"""Step 2, ``open_store`` and ``state``: a store that remembers across restarts.
+
+Claims:
+* a fresh store reads ``(-1, 0)``, with the one checkpoint row ``(1, -1, 0)``
+  and an empty ledger;
+* reopening any number of times keeps ``(last, total)`` and the ledger;
+* the tables have SPEC's columns, types, keys and constraints (checked with
+  PRAGMA table_info and by behaviour, never by comparing SQL text);
+* the connection has ``isolation_level`` None, a busy timeout of 1000 ms and
+  no transaction left open;
+* a file that is not a database, or a ``checkpoint`` table with which SPEC's
+  row cannot be stored however the SQL is written, raises a sqlite3 error and
+  leaves no connection open.
+"""
+
+import contextlib
+import os
+import sqlite3
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from properties import strategies as sts
+from properties.store_view import opened, prefill, read, temp_store_path
+
+
+def test_a_fresh_store_is_at_minus_one_with_total_zero(impl, tmp_path):
+    path = str(tmp_path / "store.db")
+    with opened(impl, path) as con:
+        assert impl.state(con) == (-1, 0)
+    assert read(path) == ((-1, 0), {})
+    with contextlib.closing(sqlite3.connect(path)) as own:
+        assert own.execute("SELECT id, last, total FROM checkpoint").fetchall() == [(1, -1, 0)]
+
+
+@given(window=sts.windows(max_size=8), extra_total=st.integers(-(10**6), 10**6), reopens=st.integers(1, 4))
+def test_reopening_keeps_the_cursor_the_total_and_the_ledger(impl, window, extra_total, reopens):
+    # The saved state is written by the test's own connection, anywhere in the
+    # seq range; total need not be the ledger's sum (open_store must not care).
+    last = window[-1][0]
+    total = sum(d for _, d in window) + extra_total
+    with temp_store_path() as path:
+        with opened(impl, path):
+            pass
+        prefill(path, last, total, dict(window))
+        for _ in range(reopens):
+            with opened(impl, path) as con:
+                assert impl.state(con) == (last, total)
+            assert read(path) == ((last, total), dict(window))
+
+
+def table_columns(con, table):
+    """``[(name, TYPE, notnull, pk)]``, the type upper-cased (SQL is case-insensitive)."""
+    return [(name, ctype.upper(), notnull, pk) for _, name, ctype, notnull, _, pk in con.execute(f"PRAGMA table_info({table})")]
+
+
+def rejects(con, sql, params=()):
+    """True if the statement fails on a constraint (and so changes nothing)."""
+    try:
+        con.execute(sql, params)
+    except sqlite3.IntegrityError:
+        return True
+    return False
+
+
+def test_the_tables_have_specs_columns_keys_and_constraints(impl, tmp_path):
+    path = str(tmp_path / "store.db")
+    with opened(impl, path):
+        pass
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as own:
+        # notnull is not compared for the INTEGER PRIMARY KEY columns: a rowid
+        # alias can never hold NULL, with or without a NOT NULL clause.
+        checkpoint = table_columns(own, "checkpoint")
+        assert [(n, t, pk) for n, t, _, pk in checkpoint] == [("id", "INTEGER", 1), ("last", "INTEGER", 0), ("total", "INTEGER", 0)]
+        assert [nn for _, _, nn, _ in checkpoint[1:]] == [1, 1]
+        ledger = table_columns(own, "ledger")
+        assert [(n, t, pk) for n, t, _, pk in ledger] == [("seq", "INTEGER", 1), ("delta", "INTEGER", 0)]
+        assert ledger[1][2] == 1
+
+        own.execute("BEGIN")
+        assert rejects(own, "INSERT INTO checkpoint(id, last, total) VALUES (2, 0, 0)"), "CHECK(id=1)"
+        assert rejects(own, "INSERT INTO checkpoint(id, last, total) VALUES (1, 0, 0)"), "id is the primary key"
+        assert rejects(own, "UPDATE checkpoint SET last = NULL WHERE id = 1"), "last NOT NULL"
+        assert rejects(own, "UPDATE checkpoint SET total = NULL WHERE id = 1"), "total NOT NULL"
+        own.execute("INSERT INTO ledger(seq, delta) VALUES (5, 1)")
+        assert rejects(own, "INSERT INTO ledger(seq, delta) VALUES (5, 2)"), "seq is the primary key"
+        assert rejects(own, "INSERT INTO ledger(seq, delta) VALUES (6, NULL)"), "delta NOT NULL"
+        own.execute("ROLLBACK")
+
+
+def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_path):
+    path = str(tmp_path / "store.db")
+    for _ in range(2):  # creating the store, and reopening it
+        with opened(impl, path) as con:
+            assert isinstance(con, sqlite3.Connection)
+            assert con.isolation_level is None
+            assert con.execute("PRAGMA busy_timeout").fetchone() == (1000,)
+            assert not con.in_transaction
+
+
+# ---------------------------------------------------------------- failing to open
+
+NOT_A_DATABASE = b"this is not an SQLite database, just a text file\n" * 40
+
+# Tables with which the row (1, -1, 0) cannot be inserted nor (last, total)
+# read, however the SQL is written: fewer than three columns, no `total`.
+# (Schemas that only add a constraint are not used: INSERT OR IGNORE would
+# pass them silently, and so would a correct implementation.)
+CONFLICTING_SCHEMAS = {
+    "checkpoint without total": "CREATE TABLE checkpoint(id INTEGER PRIMARY KEY, last INTEGER NOT NULL)",
+    "checkpoint with other columns": "CREATE TABLE checkpoint(name TEXT, value TEXT)",
+    "checkpoint with one column": "CREATE TABLE checkpoint(x)",
+}
+
+
+@pytest.fixture
+def connect_spy(monkeypatch):
+    """Every connection made through ``sqlite3.connect`` during the test.
+
+    SPEC decision 3 says open_store connects with ``sqlite3.connect``; an
+    implementation that took ``connect`` by ``from sqlite3 import connect``
+    escapes the spy, and then only the open-files check below speaks.
+    Connections left open are closed afterwards, so that a failure shows the
+    assertion rather than a warning.
+    """
+    made = []
+    real = sqlite3.connect
+
+    def spy(*args, **kwargs):
+        con = real(*args, **kwargs)
+        made.append(con)
+        return con
+
+    monkeypatch.setattr(sqlite3, "connect", spy)
+    yield made
+    for con in made:
+        con.close()
+
+
+def is_closed(con):
+    try:
+        con.execute("SELECT 1")
+    except sqlite3.ProgrammingError:
+        return True
+    return False
+
+
+def open_descriptors_to(path):
+    """This process's file descriptors open on ``path`` (Linux /proc), or None if unknown."""
+    fd_dir = "/proc/self/fd"
+    if not os.path.isdir(fd_dir):
+        return None
+    target = os.path.realpath(path)
+    found = []
+    for fd in os.listdir(fd_dir):
+        with contextlib.suppress(OSError):
+            if os.path.realpath(os.readlink(os.path.join(fd_dir, fd))) == target:
+                found.append(fd)
+    return found
+
+
+def check_failed_open_leaves_nothing_open(impl, path, connect_spy):
+    before = len(connect_spy)
+    with pytest.raises(sqlite3.Error) as caught:
+        impl.open_store(path)
+    # While `caught` holds the traceback, open_store's frame (and any
+    # connection in its locals) is still alive: an unclosed one would show.
+    assert all(is_closed(con) for con in connect_spy[before:])
+    assert open_descriptors_to(path) in (None, [])
+    del caught
+    os.remove(path)  # and nothing stops the file from going
+
+
+def test_a_file_that_is_not_a_database_raises_and_closes_the_connection(impl, tmp_path, connect_spy):
+    path = tmp_path / "store.db"
+    path.write_bytes(NOT_A_DATABASE)
+    check_failed_open_leaves_nothing_open(impl, str(path), connect_spy)
+
+
+@pytest.mark.parametrize("schema", sorted(CONFLICTING_SCHEMAS))
+def test_a_conflicting_checkpoint_table_raises_and_closes_the_connection(impl, tmp_path, connect_spy, schema):
+    path = str(tmp_path / "store.db")
+    with contextlib.closing(sqlite3.connect(path)) as own:
+        own.execute(CONFLICTING_SCHEMAS[schema])
+        own.commit()
+    check_failed_open_leaves_nothing_open(impl, path, connect_spy)
