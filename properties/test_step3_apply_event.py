@@ -1,0 +1,175 @@
+"""Step 3, ``apply_event``: the ledger row, the total and the cursor are saved together or not at all.
+
+Claims:
+* for any sequence of attempts, from a fresh store or from a cursor anywhere
+  in the seq range (rows possibly missing below it), each outcome — True,
+  False, Gap, Conflict, ValueError — and the state a second connection sees
+  right after the call match a few-line model; no transaction is left open;
+* bad argument types and ranges raise ValueError and change nothing;
+* a ``fault`` raising any BaseException sees the total already updated and
+  the cursor not yet moved, and afterwards the state and ledger are exactly
+  as before, no transaction is open, and the very same object propagates;
+* a store locked by another connection gives sqlite3.OperationalError after
+  about the 1 s busy timeout, changing nothing and leaving no transaction.
+"""
+
+import contextlib
+import sqlite3
+import time
+
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from properties import strategies as sts
+from properties.store_view import opened, prefill, read, temp_store_path
+
+
+def is_valid_int(value, low, high):
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+class Model:
+    """SPEC step 3 and decision 6, in a few lines."""
+
+    def __init__(self, last=-1, total=0, ledger=None):
+        self.last, self.total, self.ledger = last, total, dict(ledger or {})
+
+    def apply(self, seq, delta):
+        if not (is_valid_int(seq, sts.SEQ_MIN, sts.SEQ_MAX) and is_valid_int(delta, sts.DELTA_MIN, sts.DELTA_MAX)):
+            return "ValueError"
+        if seq == self.last + 1:
+            self.ledger[seq] = delta
+            self.total += delta
+            self.last = seq
+            return True
+        if seq <= self.last:
+            return False if self.ledger.get(seq) == delta else "Conflict"
+        return "Gap"
+
+    def seen(self):
+        return (self.last, self.total), self.ledger
+
+
+def outcome(impl, call):
+    """The call's result, or the name of the contract's exception it raised."""
+    try:
+        return call()
+    except impl.Gap:
+        return "Gap"
+    except impl.Conflict:
+        return "Conflict"
+    except ValueError:
+        return "ValueError"
+
+
+@st.composite
+def starts(draw):
+    """(last, total, ledger) to start from: fresh, or a cursor anywhere with some rows below it."""
+    if draw(st.booleans()):
+        return -1, 0, {}
+    last = draw(sts.seqs())
+    below = range(max(0, last - 3), last + 1)
+    ledger = {seq: draw(sts.deltas()) for seq in below if draw(st.booleans())}
+    return last, draw(st.integers(-(10**6), 10**6)), ledger
+
+
+# An attempt is relative to the model's cursor when it runs, so that it stays
+# interesting as the cursor moves: offset 0 is the next event, negative ones
+# are at or before the cursor, positive ones are gaps. A delta of None means
+# "the one the ledger holds for that seq" (a true duplicate). Some attempts
+# carry a bad seq or delta instead.
+attempts = st.one_of(
+    st.tuples(st.just("relative"), st.integers(-3, 2), st.none() | sts.deltas()),
+    st.tuples(st.just("bad seq"), sts.bad_ints(sts.SEQ_MIN, sts.SEQ_MAX), sts.deltas()),
+    st.tuples(st.just("bad delta"), st.integers(-1, 1), sts.bad_ints(sts.DELTA_MIN, sts.DELTA_MAX)),
+)
+
+
+def concrete(model, attempt):
+    kind, a, b = attempt
+    if kind == "relative":
+        seq = model.last + 1 + a
+        return seq, (model.ledger.get(seq, 0) if b is None else b)
+    if kind == "bad seq":
+        return a, b
+    return model.last + 1 + a, b
+
+
+@given(start=starts(), plan=st.lists(attempts, min_size=1, max_size=12))
+def test_outcomes_and_the_committed_state_follow_the_model(impl, start, plan):
+    model = Model(*start)
+    with temp_store_path() as path, opened(impl, path) as con:
+        if start[0] != -1:
+            prefill(path, *start)
+        for attempt in plan:
+            seq, delta = concrete(model, attempt)
+            expected = model.apply(seq, delta)
+            got = outcome(impl, lambda: impl.apply_event(con, seq, delta))
+            note(f"apply_event(con, {seq!r}, {delta!r}) -> {got!r}, model {expected!r}")
+            assert got == expected
+            assert not con.in_transaction
+            # Read by a second connection right after the call: committed, at once.
+            assert read(path) == model.seen()
+            assert impl.state(con) == model.seen()[0]
+
+
+@given(value=sts.bad_ints(sts.SEQ_MIN, sts.SEQ_MAX), delta=sts.deltas(), which=st.sampled_from(["seq", "delta"]))
+def test_bad_arguments_raise_value_error_and_change_nothing(impl, value, delta, which):
+    with temp_store_path() as path, opened(impl, path) as con:
+        impl.apply_event(con, 0, 5)  # seq 1 is next: 1.0 or True would fit if accepted
+        before = read(path)
+        if which == "seq":
+            args = (value, delta)
+        else:
+            args = (1, value if not is_valid_int(value, sts.DELTA_MIN, sts.DELTA_MAX) else sts.DELTA_MAX + 1)
+        with pytest.raises(ValueError):
+            impl.apply_event(con, *args)
+        assert not con.in_transaction
+        assert read(path) == before
+
+
+@given(history=st.lists(sts.deltas(), max_size=4), delta=sts.deltas(), error=sts.fault_errors())
+def test_a_fault_of_any_kind_rolls_everything_back_and_the_same_object_propagates(impl, history, delta, error):
+    with temp_store_path() as path, opened(impl, path) as con:
+        for seq, d in enumerate(history):
+            assert impl.apply_event(con, seq, d) is True
+        before = read(path)
+        (last, total), _ = before
+        seen_in_fault = []
+
+        def fault():
+            seen_in_fault.append(impl.state(con))
+            raise error
+
+        try:
+            impl.apply_event(con, last + 1, delta, fault)
+            raised = None
+        except BaseException as caught:  # KeyboardInterrupt, SystemExit... are the point here
+            raised = caught
+        assert raised is error
+        assert seen_in_fault == [(last, total + delta)]  # total updated, cursor not moved
+        assert not con.in_transaction
+        assert read(path) == before
+        assert impl.state(con) == before[0]
+        # Nothing half-written is left behind: the same event now applies.
+        assert impl.apply_event(con, last + 1, delta) is True
+        assert read(path) == ((last + 1, total + delta), {**before[1], last + 1: delta})
+
+
+def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_changes_nothing(impl, tmp_path):
+    # One example only: it waits out the 1 s busy timeout.
+    path = str(tmp_path / "store.db")
+    with opened(impl, path) as con:
+        impl.apply_event(con, 0, 5)
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            started = time.monotonic()
+            with pytest.raises(sqlite3.OperationalError):
+                impl.apply_event(con, 1, 7)
+            waited = time.monotonic() - started
+            assert not con.in_transaction
+            other.execute("ROLLBACK")
+        assert 0.8 <= waited < 5, waited  # "about a second"; the upper bound allows for a loaded machine
+        assert read(path) == ((0, 5), {0: 5})
+        assert impl.apply_event(con, 1, 7) is True  # the connection is still usable
