@@ -1,0 +1,87 @@
+"""Step 4, ``replay``: never pass a truncated log off as a successful recovery.
+
+Claims:
+* on every valid log (a list or list subclass of tuples or namedtuples, 1-128
+  consecutive events anywhere in the seq range), every cursor and every
+  limit, the outcome equals a model: ResyncRequired exactly when
+  ``last < first - 1``, ValueError when ``last`` is past the final seq,
+  otherwise the next at most ``limit`` events after ``last``;
+* the result is a new list, and the input log is left exactly as it was;
+* every malformed input raises ValueError — not ResyncRequired, wherever the
+  bad part sits (SPEC decision 7) — and leaves a list input unchanged.
+"""
+
+import pytest
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from properties import strategies as sts
+
+
+def model(events, last, limit):
+    first, final = events[0][0], events[-1][0]
+    if last > final:
+        return "ValueError"
+    if last < first - 1:
+        return "ResyncRequired"
+    return [tuple(item) for item in events if item[0] > last][:limit]
+
+
+def outcome(impl, events, last, limit):
+    try:
+        return impl.replay(events, last, limit)
+    except impl.ResyncRequired:
+        return "ResyncRequired"
+    except ValueError:
+        return "ValueError"
+
+
+@given(sts.replay_args())
+def test_replay_matches_the_model_on_valid_input(impl, args):
+    relation, events, last, limit = args
+    event(f"cursor {relation}")
+    got = outcome(impl, events, last, limit)
+    if isinstance(got, list):
+        got = [tuple(item) for item in got]
+    assert got == model(events, last, limit)
+
+
+@given(sts.replay_args())
+def test_replay_returns_a_new_list_and_leaves_the_input_untouched(impl, args):
+    _, events, last, limit = args
+    items = list(events)  # the same item objects, in order
+    result = outcome(impl, events, last, limit)
+    assert type(events)(items) == events and all(a is b for a, b in zip(items, events)) and len(items) == len(events)
+    if isinstance(result, list):
+        assert result is not events
+        event("a list was returned")
+
+
+@given(window=sts.windows(), limit=sts.limits())
+def test_the_resync_boundary_is_first_minus_one(impl, window, limit):
+    first = window[0][0]
+    assert impl.replay(window, first - 1, limit) == window[:limit]
+    if first - 2 >= sts.LAST_MIN:
+        with pytest.raises(impl.ResyncRequired):
+            impl.replay(window, first - 2, limit)
+
+
+@pytest.mark.parametrize("kind", sorted(sts.LOG_MALFORMATIONS))
+@given(data=st.data())
+def test_each_kind_of_malformed_log_raises_value_error_even_where_resync_would_apply(impl, kind, data):
+    check_value_error(impl, *data.draw(sts.malformed_logs(kind), label="args"))
+
+
+@pytest.mark.parametrize("kind", sts.BAD_ARGUMENTS)
+@given(data=st.data())
+def test_a_bad_last_or_limit_raises_value_error_even_where_resync_would_apply(impl, kind, data):
+    check_value_error(impl, *data.draw(sts.bad_replay_arguments(kind), label="args"))
+
+
+def check_value_error(impl, label, events, last, limit):
+    snapshot = list(events) if isinstance(events, list) else None
+    with pytest.raises(ValueError) as caught:
+        impl.replay(events, last, limit)
+    assert not isinstance(caught.value, impl.ResyncRequired)
+    if snapshot is not None:
+        assert events == snapshot and all(a is b for a, b in zip(snapshot, events))
