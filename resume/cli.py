@@ -1,4 +1,4 @@
-"""The command line: ``python -m resume {serve,consume,demo}``."""
+"""The command line: ``python -m resume {serve,consume,demo,check}``."""
 
 import argparse
 import asyncio
@@ -9,7 +9,7 @@ import sqlite3
 import sys
 import tempfile
 
-from resume import loader, receiver
+from resume import check, loader, receiver
 from resume.publisher import Publisher
 
 
@@ -154,11 +154,19 @@ def _parser():
 
     demo = commands.add_parser("demo", help="the lab's crash between commit and ACK, for real")
     demo.add_argument("--impl", help="implementation file (default: resume/client.py)")
+
+    checking = commands.add_parser(
+        "check", help="run the verification suite against PATH, step by step")
+    checking.add_argument("path", help="your implementation file (a client.py)")
+    checking.add_argument("--profile", choices=["dev", "ci", "fuzz"],
+                          help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)")
     return parser
 
 
 def main(argv=None):
     args = _parser().parse_args(argv)
+    if args.command == "check":  # runs pytest processes: nothing asynchronous here
+        return check.check(args.path, profile=args.profile)
     run = {"serve": _serve, "consume": _consume, "demo": _demo}[args.command]
     try:
         return asyncio.run(run(args)) or 0

@@ -1,0 +1,383 @@
+r"""The known bugs: each one a small patch that puts ONE realistic bug into resume/client.py.
+
+A bug is a list of exact text replacements applied to the current
+``resume/client.py`` at test time (``apply()``), so the collection follows the
+implementation and each entry stays a few lines long. Every ``old`` text must
+occur exactly once in the file: if the implementation changed so that a patch
+no longer applies, ``apply()`` fails loudly instead of testing something else.
+
+The patched files are written to a temporary folder by the meta-test and by
+``python -m quality.report``; nothing here is importable as an implementation.
+
+The list starts from the lab's own warnings (SPEC.md's hints) and adds the
+classic pitfalls: int() tolerance, ``$`` anchors, ``\d`` on decoded text,
+off-by-one bounds, ``except Exception`` where any BaseException must roll
+back, an open transaction on the duplicate path, unbounded waits, leaked
+sockets and connections, swallowed cancellation, validation after side effects.
+"""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Bug:
+    id: str  # short, stable, used in reports and file names
+    step: int  # the step of SPEC.md whose contract it breaks
+    what: str  # one line: the bug, as a reviewer would describe it
+    edits: tuple  # ((old, new), ...): exact replacements, each old text found once
+
+
+class PatchError(Exception):
+    """A known bug's patch no longer matches resume/client.py."""
+
+
+def apply(bug, source):
+    """Return ``source`` with ``bug``'s edits applied; PatchError if one does not match once."""
+    for old, new in bug.edits:
+        count = source.count(old)
+        if count != 1:
+            raise PatchError(f"{bug.id}: the text to replace occurs {count} times, not once "
+                             f"(did resume/client.py change?):\n{old}")
+        source = source.replace(old, new)
+    return source
+
+
+def _bug(id, step, what, *edits):
+    return Bug(id, step, what, tuple(edits))
+
+
+BUGS = [
+    # ------------------------------------------------------------ step 1: parse_line
+    _bug("strip-before-check", 1,
+         "strips the line ending before checking the frame: a cut-off last line or CRLF passes",
+         (r'''    # Check that this is one complete frame before looking inside it.
+''', r'''    line = line.rstrip(b"\r\n") + b"\n"  # normalise the line ending first
+''')),
+    _bug("int-tolerance", 1,
+         "splits on spaces and trusts int(): '+1', '1_0', '01', '-0' and spaces are accepted",
+         (r'''    match = _FRAME.fullmatch(line)
+    if match is None:
+        raise ValueError(f"not a frame 'EVENT <seq> <delta>\\n': {line!r}")
+    seq, delta = int(match[1]), int(match[2])
+''', r'''    fields = line.split()
+    if len(fields) != 3 or fields[0] != b"EVENT":
+        raise ValueError(f"not a frame 'EVENT <seq> <delta>\\n': {line!r}")
+    seq, delta = int(fields[1]), int(fields[2])
+''')),
+    _bug("dollar-anchor", 1,
+         "relies on a `$` anchor for the final LF, which also matches a line with no LF at all",
+         (r'''    if not line.endswith(b"\n"):
+        raise ValueError(f"frame has no final LF (cut off?): {line!r}")
+''', ""),
+         (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
+          r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n?$")''')),
+    _bug("unicode-digits", 1,
+         r"decodes the frame and matches `\d` on text: full-width and Arabic-Indic digits pass",
+         (r'''    if not line.isascii():
+        raise ValueError(f"frame is not ASCII: {line!r}")
+    match = _FRAME.fullmatch(line)
+''', r'''    match = re.fullmatch(r"EVENT (0|[1-9]\d*) (0|-?[1-9]\d*)\n", line.decode("utf-8", "replace"))
+''')),
+    _bug("crlf-accepted", 1,
+         "allows an optional CR before the LF",
+         (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
+          r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\r?\n")''')),
+    _bug("minus-zero", 1,
+         "the delta pattern admits '-0'",
+         (r'''(0|-?[1-9][0-9]*)\n")''', r'''(-?0|-?[1-9][0-9]*)\n")''')),
+    _bug("leading-zero", 1,
+         "the seq pattern admits leading zeros ('007')",
+         (r'''rb"EVENT (0|[1-9][0-9]*) ''', r'''rb"EVENT ([0-9]+) ''')),
+    _bug("delta-unbounded", 1,
+         "never checks the delta's range after parsing (1001 passes)",
+         (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    return seq, delta
+''', r'''    return seq, delta
+''')),
+    _bug("seq-off-by-one", 1,
+         "the seq bound is exclusive: 2147483647 is refused",
+         (r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    return seq, delta
+''', r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX - 1)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    return seq, delta
+''')),
+    _bug("bytearray-accepted", 1,
+         "accepts bytearray as well as bytes",
+         (r'''    if not isinstance(line, bytes):''', r'''    if not isinstance(line, (bytes, bytearray)):''')),
+    # ------------------------------------------------- step 2: open_store, state
+    _bug("reinit-cursor", 2,
+         "re-initialises the cursor on every open (INSERT OR REPLACE)",
+         (r'''    "INSERT OR IGNORE INTO checkpoint''', r'''    "INSERT OR REPLACE INTO checkpoint''')),
+    _bug("drop-on-open", 2,
+         "recreates the tables on every open, losing the ledger and the cursor",
+         (r'''_SCHEMA = (
+''', r'''_SCHEMA = (
+    "DROP TABLE IF EXISTS ledger",
+    "DROP TABLE IF EXISTS checkpoint",
+''')),
+    _bug("default-busy-timeout", 2,
+         "keeps sqlite3's default 5 s busy timeout instead of 1 s",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    con = sqlite3.connect(path, isolation_level=None)''')),
+    _bug("implicit-transactions", 2,
+         "leaves isolation_level at sqlite3's default (implicit transactions)",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    con = sqlite3.connect(path, timeout=1.0)''')),
+    _bug("leak-on-init-failure", 2,
+         "does not close the connection when initialisation fails",
+         (r'''    except BaseException:
+        con.close()
+        raise
+    return con
+''', r'''    except BaseException:
+        raise
+    return con
+''')),
+    _bug("state-swapped", 2,
+         "state() returns (total, last)",
+         (r'''    return row[0], row[1]''', r'''    return row[1], row[0]''')),
+    # ----------------------------------------------------- step 3: apply_event
+    _bug("cursor-first", 3,
+         "commits the cursor first, then the ledger row and the total: a fault leaves them apart",
+         (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+            fault()
+        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+''', r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+            fault()
+        con.execute("COMMIT")
+''')),
+    _bug("total-separately", 3,
+         "commits the ledger row and the total on their own, before the cursor",
+         (r'''        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+''', r'''        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        con.execute("COMMIT")
+        con.execute("BEGIN IMMEDIATE")
+        if fault is not None:
+''')),
+    _bug("except-exception", 3,
+         "rolls back on Exception only: KeyboardInterrupt from fault() leaves the transaction open",
+         (r'''    except BaseException:
+        _rollback(con)
+        raise
+
+
+# ---------------------------------------------------------------- step 4''',
+          r'''    except Exception:
+        _rollback(con)
+        raise
+
+
+# ---------------------------------------------------------------- step 4''')),
+    _bug("duplicate-open-transaction", 3,
+         "returns False for a duplicate without ending its transaction",
+         (r'''            con.execute("ROLLBACK")
+            return False
+''', r'''            return False
+''')),
+    _bug("gap-applied", 3,
+         "off by one in the gap test: an event two past the cursor is applied",
+         (r'''        if seq > last + 1:''', r'''        if seq > last + 2:''')),
+    _bug("conflict-ignored", 3,
+         "a redelivery with another delta is taken for a duplicate",
+         (r'''            if row[0] != delta:
+                raise Conflict(f"event {seq} was applied with delta {row[0]}, now {delta}")
+''', "")),
+    _bug("missing-row-is-duplicate", 3,
+         "a seq at or before the cursor with no ledger row is taken for a duplicate",
+         (r'''            if row is None:
+                raise Conflict(f"event {seq} is at or before the cursor {last} but has no ledger row")
+''', r'''            if row is None:
+                con.execute("ROLLBACK")
+                return False
+''')),
+    _bug("bool-is-int", 3,
+         "takes bool for int (True is seq 1)",
+         (r'''    return isinstance(value, int) and not isinstance(value, bool)''',
+          r'''    return isinstance(value, int)''')),
+    _bug("delta-bound-off-by-one", 3,
+         "apply_event's delta bounds are one too wide",
+         (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try''', r'''    _check_int("delta", delta, DELTA_MIN - 1, DELTA_MAX + 1)
+    # Outside the try''')),
+    # ---------------------------------------------------------- step 4: replay
+    _bug("truncated-log-as-recovery", 4,
+         "passes a truncated log off as a recovery: no ResyncRequired, replays from the log's start",
+         (r'''    if last < first - 1:
+        raise ResyncRequired(f"the log starts at {first}; cursor {last} needs {last + 1}")
+    start = last - first + 1
+''', r'''    start = max(0, last - first + 1)
+''')),
+    _bug("resync-off-by-one", 4,
+         "raises ResyncRequired when the cursor is exactly first - 1 (nothing is missing)",
+         (r'''    if last < first - 1:''', r'''    if last < first:''')),
+    _bug("limit-off-by-one", 4,
+         "returns limit + 1 events",
+         (r'''    return list(events[start:start + limit])''', r'''    return list(events[start:start + limit + 1])''')),
+    _bug("holes-accepted", 4,
+         "checks that seqs ascend but not that they are consecutive",
+         (r'''        if previous is not None and seq != previous + 1:''',
+          r'''        if previous is not None and seq <= previous:''')),
+    _bug("log-unbounded", 4,
+         "no upper bound on the log's length (129 items pass)",
+         (r'''    if not LOG_MAX >= len(events) >= 1:''', r'''    if not len(events) >= 1:''')),
+    _bug("resync-before-validation", 4,
+         "decides ResyncRequired from the first item before validating the rest",
+         (r'''    previous = None
+    for index, item in enumerate(events):''', r'''    if _is_int(last) and isinstance(events[0], tuple) and _is_int(events[0][0]) \
+            and last < events[0][0] - 1:
+        raise ResyncRequired(f"the log starts at {events[0][0]}")
+    previous = None
+    for index, item in enumerate(events):''')),
+    _bug("past-end-accepted", 4,
+         "a cursor past the log's final seq returns [] instead of ValueError",
+         (r'''    if last > final:
+        raise ValueError(f"last {last} is past the log's final seq {final}")
+''', r'''    if last > final:
+        return []
+''')),
+    # ---------------------------------------------------- step 5: consume_line
+    _bug("no-ack-for-duplicate", 5,
+         "returns no ACK for a duplicate",
+         (r'''    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq''', r'''    if not apply_event(con, seq, delta, fault):
+        return None
+    return b"ACK %d\n" % seq''')),
+    _bug("fault-dropped", 5,
+         "does not pass fault through to apply_event",
+         (r'''    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq''', r'''    apply_event(con, seq, delta)
+    return b"ACK %d\n" % seq''')),
+    _bug("ack-after-gap", 5,
+         "ACKs a gap as if it had been seen",
+         (r'''    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq''', r'''    try:
+        apply_event(con, seq, delta, fault)
+    except Gap:
+        pass
+    return b"ACK %d\n" % seq''')),
+    _bug("ack-without-lf", 5,
+         "the ACK line lacks its final LF",
+         (r'''    return b"ACK %d\n" % seq''', r'''    return b"ACK %d" % seq''')),
+    # ------------------------------------------------- step 6: consume_session
+    _bug("ack-before-commit", 6,
+         "writes the ACK before the commit",
+         (r'''            ack = consume_line(con, line)
+''', r'''            writer.write(b"ACK %d\n" % parse_line(line)[0])
+            consume_line(con, line)
+            ack = b""
+''')),
+    _bug("hook-before-commit", 6,
+         "calls before_ack before the commit, not after it",
+         (r'''            ack = consume_line(con, line)
+            if before_ack is not None:
+                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+                result = before_ack(seq)
+                if inspect.isawaitable(result):
+                    await result
+''', r'''            if before_ack is not None:
+                seq, _ = parse_line(line)
+                result = before_ack(seq)
+                if inspect.isawaitable(result):
+                    await result
+            ack = consume_line(con, line)
+''')),
+    _bug("unbounded-read", 6,
+         "readline is not bounded by the timeout: a silent publisher hangs the session",
+         (r'''            line = await asyncio.wait_for(reader.readline(), timeout)''',
+          r'''            line = await reader.readline()''')),
+    _bug("unbounded-close", 6,
+         "wait_closed is not bounded: a peer that never closes hangs the session",
+         (r'''        await asyncio.wait_for(writer.wait_closed(), timeout)''',
+          r'''        await writer.wait_closed()''')),
+    _bug("no-close-on-error", 6,
+         "leaks the socket when the session fails",
+         (r'''    except BaseException:
+        await _reclaim_after_error(writer, close_timeout)
+        raise
+''', r'''    except BaseException:
+        raise
+''')),
+    _bug("swallowed-cancellation", 6,
+         "treats cancellation as a normal end and returns the state",
+         (r'''    except BaseException:
+        await _reclaim_after_error(writer, close_timeout)
+        raise
+''', r'''    except asyncio.CancelledError:
+        await _reclaim_after_error(writer, close_timeout)
+        return state(con)
+    except BaseException:
+        await _reclaim_after_error(writer, close_timeout)
+        raise
+''')),
+    _bug("timeout-unchecked", 6,
+         "consume_session never validates its timeout",
+         (r'''        _check_timeout(timeout)
+        while True:''', r'''        while True:''')),
+    _bug("awaitable-hook-ignored", 6,
+         "an awaitable returned by before_ack is never awaited",
+         (r'''                if inspect.isawaitable(result):
+                    await result
+''', "")),
+    _bug("closing-error-wins", 6,
+         "a failure while closing replaces the session's own error",
+         (r'''        await _reclaim_after_error(writer, close_timeout)
+        raise
+''', r'''        await _reclaim(writer, close_timeout)
+        raise
+''')),
+    # ------------------------------------------------------- step 7: run_client
+    _bug("resume-minus-one", 7,
+         "always sends RESUME -1",
+         (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME -1\n")''')),
+    _bug("delete-store", 7,
+         "deletes the store at every run",
+         (r'''import math
+''', r'''import math
+import os
+'''),
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)''', r'''    _check_timeout(timeout)
+    if os.path.exists(path):
+        os.remove(path)
+    con = open_store(path)''')),
+    _bug("validate-after-open", 7,
+         "validates the timeout after opening the store (the DB file appears)",
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)
+    try:
+''', r'''    con = open_store(path)
+    try:
+        _check_timeout(timeout)
+''')),
+    _bug("db-leaked", 7,
+         "closes the DB connection only on success",
+         (r'''        return await consume_session(reader, writer, con, timeout, before_ack)
+    finally:
+        con.close()''', r'''        result = await consume_session(reader, writer, con, timeout, before_ack)
+        con.close()
+        return result
+    finally:
+        pass''')),
+    _bug("socket-leaked-before-session", 7,
+         "leaks the socket when the RESUME write or its drain fails",
+         (r'''        except BaseException:
+            await _reclaim_after_error(writer, timeout)
+            raise
+''', r'''        except BaseException:
+            raise
+''')),
+    _bug("stale-resume", 7,
+         "sends the cursor minus one (an off-by-one in RESUME)",
+         (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME %d\n" % (last - 1 if last >= 0 else last))''')),
+]

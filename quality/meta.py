@@ -1,0 +1,97 @@
+"""Run the verification suite against every known bug, and against the reference.
+
+Each run is ``python -m pytest --impl=PATH -x -q -p no:cacheprovider`` over
+properties/ and stateful/ in a subprocess (``resume.check.run_suite``), under
+the ``dev`` profile, as a learner would run it.
+
+Honest timing: every run gets a FRESH, empty Hypothesis example database
+(``HYPOTHESIS_STORAGE_DIRECTORY`` in a temporary folder). With the shared
+``.hypothesis/`` a bug found once would be found again at once by replaying
+the saved example, and the time to catch it would measure the database, not
+the suite. A fresh folder rather than no database at all, so that parallel
+runs never share one, and Hypothesis behaves exactly as on a first run.
+
+The test files of the bug's own step run first, then stateful/, then the
+other steps: whether the suite catches a bug does not depend on the order,
+but the time to the first failure does, and this is the order in which a
+learner working on one step would run them. Both times are kept: ``wall``
+(pytest start to the first failure, startup and the step's earlier tests
+included) and ``test_seconds`` (the catching test alone: search and shrink).
+"""
+
+import concurrent.futures
+import dataclasses
+import os
+import pathlib
+import tempfile
+
+from quality import bugs as known
+from resume import check, loader
+
+# The reference implementation, read as text to be patched: never imported here.
+REFERENCE = loader.DEFAULT_PATH
+
+# A run that takes longer than this has hung (an unbounded wait, say): it is
+# ended and counted as not caught.
+TIMEOUT = float(os.environ.get("QUALITY_TIMEOUT", 300))
+
+
+@dataclasses.dataclass
+class Result:
+    bug: known.Bug | None  # None for the reference implementation
+    outcome: check.Outcome
+
+
+def jobs():
+    """How many suites to run at once: one per core (2 here), or $QUALITY_JOBS."""
+    return int(os.environ.get("QUALITY_JOBS") or max(1, min(2, os.cpu_count() or 1)))
+
+
+def write_bugs(folder, selected=None, source=None):
+    """Write one patched copy of the reference per bug into ``folder``; ``{id: path}``."""
+    source = REFERENCE.read_text() if source is None else source
+    folder = pathlib.Path(folder)
+    paths = {}
+    for bug in selected or known.BUGS:
+        path = folder / bug.id.replace("-", "_") / "client.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# KNOWN BUG ({bug.id}, step {bug.step}): {bug.what}\n"
+                        + known.apply(bug, source))
+        paths[bug.id] = path
+    return paths
+
+
+def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=()):
+    """The suite against ``impl``, with a fresh example database and the dev profile."""
+    with tempfile.TemporaryDirectory(prefix="resume-quality-db-") as storage:
+        env = dict(os.environ)
+        env.pop("RESUME_IMPL", None)
+        env["HYPOTHESIS_PROFILE"] = "dev"
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = storage
+        return check.run_suite(impl, check.suite_paths(first_step=first_step),
+                               env=env, timeout=timeout, args=args)
+
+
+def run_all(selected=None, *, reference=True, workers=None, on_result=None):
+    """Run the suite against each bug (and the reference), ``workers`` at a time.
+
+    Returns the results in the collection's order, the reference's first.
+    ``on_result(result)`` is called as each one finishes (for progress).
+    """
+    selected = list(selected or known.BUGS)
+    with tempfile.TemporaryDirectory(prefix="resume-quality-bugs-") as folder:
+        paths = write_bugs(folder, selected)
+        work = [(None, REFERENCE)] if reference else []
+        work += [(bug, paths[bug.id]) for bug in selected]
+        with concurrent.futures.ThreadPoolExecutor(workers or jobs()) as pool:
+            futures = {}
+            for bug, path in work:
+                futures[pool.submit(run_one, path, bug.step if bug else None)] = bug
+            results = {}
+            for future in concurrent.futures.as_completed(futures):
+                result = Result(futures[future], future.result())
+                results[result.bug.id if result.bug else None] = result
+                if on_result is not None:
+                    on_result(result)
+    order = ([None] if reference else []) + [bug.id for bug in selected]
+    return [results[key] for key in order]
