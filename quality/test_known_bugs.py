@@ -1,0 +1,53 @@
+"""The meta-test: the suite catches every known bug, and passes the reference.
+
+Selected with ``python -m pytest -m quality quality/`` (``.ci/run`` does);
+the default ``python -m pytest`` never collects this folder (testpaths are
+properties/ and stateful/).
+
+For each bug of ``quality/bugs.py`` the suite (properties/ + stateful/) runs
+in a subprocess against a patched copy of resume/client.py under the ``dev``
+profile with a fresh example database (see quality/meta.py), two at a time on
+this machine. Every bug must make it fail; resume/client.py must pass it. The
+report (quality/report.py) is printed at the end: which test caught each bug,
+how long it took, how short the counterexample is.
+"""
+
+import pytest
+
+from quality import bugs as known
+from quality import meta, report
+from resume import loader
+
+pytestmark = pytest.mark.quality
+
+
+def test_the_collection_spans_the_seven_steps_with_at_least_30_bugs():
+    assert len(known.BUGS) >= 30
+    assert {bug.step for bug in known.BUGS} == set(range(1, 8))
+    assert len({bug.id for bug in known.BUGS}) == len(known.BUGS)
+
+
+@pytest.mark.parametrize("bug", known.BUGS, ids=lambda bug: bug.id)
+def test_each_patch_applies_once_and_yields_a_loadable_implementation(bug, tmp_path):
+    source = meta.REFERENCE.read_text()
+    patched = known.apply(bug, source)  # PatchError if client.py changed under it
+    assert patched != source
+    path = meta.write_bugs(tmp_path, [bug])[bug.id]
+    loader.load(path)  # ImplError if the patch broke the module
+
+
+def test_a_patch_that_no_longer_matches_fails_loudly():
+    stale = known.Bug("stale", 1, "refers to text that is not there", (("no such text", ""),))
+    with pytest.raises(known.PatchError):
+        known.apply(stale, meta.REFERENCE.read_text())
+
+
+def test_the_suite_passes_the_reference_and_catches_every_known_bug(capsys):
+    results = meta.run_all()
+    with capsys.disabled():
+        print("\n" + report.table(results) + "\n\n" + report.totals(results))
+    reference = results[0]
+    assert reference.bug is None
+    assert reference.outcome.status == "passed", reference.outcome.output[-3000:]
+    missed = {r.bug.id: r.outcome.status for r in results[1:] if not r.outcome.caught}
+    assert not missed, f"the suite does not catch: {missed}"
