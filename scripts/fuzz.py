@@ -1,0 +1,184 @@
+"""The bounded fuzz job: the suite under the ``fuzz`` profile until a time budget is spent.
+
+    python scripts/fuzz.py --budget 600 --workers 2            # nightly CI
+    python scripts/fuzz.py --budget 60 -- --impl=path/to/client.py stateful
+
+How it stops by itself: Hypothesis has no time limit, only ``max_examples``,
+and one ``fuzz``-profile pass over the suite (2000 examples a test, 60 steps a
+machine run, real processes) takes far longer than a nightly slot. So the job
+runs the suite in ROUNDS. Each round is one ``pytest`` process under
+``HYPOTHESIS_PROFILE=fuzz`` with every test capped at the same number of
+examples (``fuzz_round_plugin.py``); the first round is small and measures
+the machine, each next round's cap is scaled from the last round's time to
+fit what is left of the budget (at most x4 a round, at most the profile's
+own ``max_examples``), and the job stops when not even a small round fits.
+Rounds are randomized afresh and share the example database (the local one,
+and the Redis one if ``HYPOTHESIS_DATABASE`` is set), so what one round finds
+replays first in the next. A test that failed is deselected from later
+rounds, so the budget goes to the others. As a last guard, a round still
+running when the budget is spent gets SIGINT (pytest then stops and prints
+its summary) and, if it has not stopped a few seconds later, SIGKILL.
+
+It prints each round's pytest output with ``--hypothesis-show-statistics``
+(what was explored: test cases per phase, the ``event()`` mix), then a
+summary over all rounds. Exit status: 0 if nothing failed, 1 if a test
+failed, pytest's own code (2-5) if a round could not run.
+
+Arguments after ``--`` go to pytest (test paths, ``--impl=PATH``, ``-k``...).
+"""
+
+import argparse
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import hypothesis_stats
+
+SCRIPTS = pathlib.Path(__file__).resolve().parent
+PROJECT_ROOT = SCRIPTS.parent
+FIRST_CAP = 10  # examples a test in the first, measuring round
+MIN_CAP = 5  # a round smaller than this is not worth starting
+GROWTH = 4  # a round's cap grows at most this much over the last one
+STOP_GRACE = 10.0  # seconds between SIGINT and SIGKILL when a round overruns
+SAFETY = 0.6  # plan a round to take this share of what is left (runs vary a lot)
+# Events Hypothesis records by itself (filters retried, runs given up): not the suite's mix.
+HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test because")
+FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)  # pytest's -rfE summary
+
+
+def profile_max_examples():
+    """The ``fuzz`` profile's own max_examples, as conftest.py registers it."""
+    sys.path.insert(0, str(PROJECT_ROOT))
+    os.environ["HYPOTHESIS_PROFILE"] = "fuzz"
+    from hypothesis import settings
+
+    import conftest  # noqa: F401  (registers the profiles)
+
+    return settings.get_profile("fuzz").max_examples
+
+
+def run_round(cap, workers, pytest_args, deselected, hard_limit):
+    """One pytest process; returns (exit code, its output, seconds it took)."""
+    command = [sys.executable, "-m", "pytest", "-p", "fuzz_round_plugin",
+               "--hypothesis-show-statistics", "-q", "-rfE"]
+    if workers > 1:
+        command += ["-n", str(workers)]
+    command += [f"--deselect={nodeid}" for nodeid in deselected]
+    command += pytest_args
+    env = dict(os.environ, HYPOTHESIS_PROFILE="fuzz", FUZZ_ROUND_MAX_EXAMPLES=str(cap))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SCRIPTS), env.get("PYTHONPATH")) if p)
+    started = time.monotonic()
+    # A session of its own, so that an overrunning round is stopped whole
+    # (xdist workers and the receiver processes the tests start included).
+    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    lines = []
+    echo = threading.Thread(target=lambda: [lines.append(line) or print(line, end="", flush=True)
+                                            for line in process.stdout])
+    echo.start()
+    try:
+        try:
+            process.wait(timeout=max(hard_limit, 1.0))
+        except subprocess.TimeoutExpired:
+            print("\n[fuzz] budget spent: stopping the round (SIGINT)", flush=True)
+            os.killpg(process.pid, signal.SIGINT)
+            try:
+                process.wait(timeout=STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                print("[fuzz] the round did not stop: SIGKILL", flush=True)
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    except BaseException:  # the job itself was stopped: take the round down with it
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    echo.join()
+    return process.returncode, "".join(lines), time.monotonic() - started
+
+
+def start_up_seconds(pytest_args):
+    """How long pytest takes to start and collect the tests, without running one."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *pytest_args],
+                   cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=dict(os.environ, HYPOTHESIS_PROFILE="fuzz"))
+    return time.monotonic() - started
+
+
+def next_cap(cap, seconds, start_up, remaining, ceiling):
+    """The cap for a round planned to take SAFETY of ``remaining`` seconds.
+
+    A round is taken to cost ``start_up`` plus a time proportional to its cap,
+    measured on the last round. The start-up measured without xdist workers
+    is a little short, which makes the per-example cost a little high: the
+    error is on the safe side.
+    """
+    per_example = max(seconds - start_up, 0.1) / cap
+    affordable = int((SAFETY * remaining - start_up) / per_example)
+    return min(affordable, cap * GROWTH, ceiling)
+
+
+def summary(stats, rounds, spent, budget, failed):
+    lines = ["", "=" * 78,
+             f"[fuzz] {len(rounds)} rounds in {spent:.0f} s of a {budget:.0f} s budget; "
+             f"examples a test per round: {', '.join(str(cap) for cap, _, _ in rounds)}",
+             f"{'cases':>7} {'fail':>5}  test"]
+    for nodeid in sorted(stats):
+        test = stats[nodeid]
+        lines.append(f"{test.total_cases:>7} {test.failing:>5}  {nodeid}")
+        top = sorted(((event, count) for event, count in test.events.items()
+                      if not event.startswith(HYPOTHESIS_OWN_EVENTS)), key=lambda item: -item[1])
+        if top:
+            lines.append(" " * 15 + "events: " + "; ".join(f"{event[:50]} x{count}" for event, count in top[:5]))
+    total = sum(test.total_cases for test in stats.values())
+    lines.append(f"[fuzz] {total} test cases over {len(stats)} tests; "
+                 + (f"FAILED: {', '.join(sorted(failed))}" if failed else "no failure found"))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--budget", type=float, default=600.0, help="seconds, all rounds together")
+    parser.add_argument("--workers", type=int, default=1, help="pytest-xdist workers (-n)")
+    parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    options = parser.parse_args(argv)
+    # `timeout` and CI runners stop a job with SIGTERM: unwind like Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+    started = time.monotonic()
+    deadline = started + options.budget
+    ceiling = profile_max_examples()
+    cap = min(FIRST_CAP, ceiling)
+    start_up = start_up_seconds(options.pytest_args)
+    stats, rounds, failed = {}, [], set()
+    while True:
+        remaining = deadline - time.monotonic()
+        print(f"\n[fuzz] round {len(rounds) + 1}: {cap} examples a test, {remaining:.0f} s left",
+              flush=True)
+        code, output, seconds = run_round(cap, options.workers, options.pytest_args,
+                                          sorted(failed), remaining - STOP_GRACE)
+        rounds.append((cap, code, seconds))
+        round_stats = hypothesis_stats.parse(output)
+        hypothesis_stats.merge(stats, round_stats)
+        failed |= set(FAILED_LINE.findall(output))
+        stopped_by_budget = time.monotonic() >= deadline - STOP_GRACE
+        if code not in (0, 1) and not stopped_by_budget:
+            print(f"[fuzz] pytest could not run a round (exit {code}): stopping", flush=True)
+            return code
+        if stopped_by_budget:
+            break
+        cap = next_cap(cap, seconds, start_up, deadline - time.monotonic(), ceiling)
+        if cap < MIN_CAP:
+            break
+    print(summary(stats, rounds, time.monotonic() - started, options.budget, failed), flush=True)
+    return 1 if failed or any(code == 1 for _, code, _ in rounds) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
