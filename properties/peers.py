@@ -1,0 +1,208 @@
+"""Loopback peers with unusual behaviour, and one fake, for the step 6 and 7 properties.
+
+The real publisher (``resume/publisher.py``) serves the protocol. These cover
+what it cannot do, all on 127.0.0.1:
+
+* ``closed_port()``: a port with no listener (a connection is refused);
+* ``Listener``: a listening socket that never accepts, to tell whether
+  anything connected at all;
+* ``Peer``: an asyncio server that writes a fixed script as soon as a client
+  connects, and then reads (recording what it got and when the client went
+  away), or stalls (never reads, with a tiny receive buffer, so the client's
+  writes pile up), or resets the connection at once;
+* ``CloseFault``: a FAKE writer whose ``wait_closed()`` hangs or raises on
+  demand (a real socket does neither when a test wants it to);
+* ``stuff_write_buffer()``: fills a real writer's buffer past its high-water
+  mark, so that its next ``drain()`` and ``wait_closed()`` block (with a
+  stalled ``Peer``).
+"""
+
+import asyncio
+import dataclasses
+import select
+import socket
+import struct
+
+HOST = "127.0.0.1"
+_TINY_BUFFER = 4096  # bytes: the kernel rounds it up a little; it only has to be small
+
+
+def closed_port():
+    """A loopback port that nothing listens on (bound, then closed at once)."""
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+class Listener:
+    """A listening socket that never accepts: ``reached()`` tells whether a client connected.
+
+    The kernel completes a loopback connection into the accept queue without
+    any accept(), so a connection attempt that got anywhere is visible here.
+    Use as a context manager.
+    """
+
+    def __init__(self):
+        self._sock = socket.socket()
+        self._sock.bind((HOST, 0))
+        self._sock.listen(8)
+        self.port = self._sock.getsockname()[1]
+
+    def reached(self):
+        readable, _, _ = select.select([self._sock], [], [], 0)
+        return bool(readable)
+
+    def close(self):
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+@dataclasses.dataclass
+class Connection:
+    """What a ``Peer`` saw of one client."""
+
+    received: bytes = b""
+    ended: asyncio.Event = dataclasses.field(default_factory=asyncio.Event)  # EOF or reset seen
+
+
+class Peer:
+    """A loopback server that writes ``script`` to each client, then reads, stalls or resets.
+
+    * default: write ``script``, then ``write_eof()`` if ``eof``; read until the
+      client closes or resets, then set ``connection.ended``;
+    * ``stall=True``: write ``script`` (and EOF if ``eof``) and never read; the
+      receive buffer is tiny, so a client's writes soon stay in its own buffer;
+    * ``reset=True``: reset the connection (RST) as soon as it is accepted.
+
+    Use as ``async with Peer(...) as peer``; ``peer.port``, ``peer.connections``.
+    Leaving the block closes every connection it still holds.
+    """
+
+    def __init__(self, script=b"", *, eof=True, stall=False, reset=False):
+        self.script = script
+        self.eof = eof
+        self.stall = stall
+        self.reset = reset
+        self.connections = []
+        self.port = None
+        self._server = None
+        self._writers = []
+        self._tasks = set()
+
+    async def __aenter__(self):
+        sock = socket.socket()
+        if self.stall:
+            # Before listen(), so that accepted sockets inherit it.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _TINY_BUFFER)
+        sock.bind((HOST, 0))
+        self._server = await asyncio.start_server(self._serve, sock=sock)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc_info):
+        self._server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for writer in self._writers:
+            writer.transport.abort()
+        await self._server.wait_closed()
+        await asyncio.sleep(0)  # let the aborted transports finish closing
+
+    async def _serve(self, reader, writer):
+        self._tasks.add(asyncio.current_task())
+        self._writers.append(writer)
+        connection = Connection()
+        self.connections.append(connection)
+        try:
+            if self.reset:
+                sock = writer.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                writer.transport.abort()
+                connection.ended.set()
+                return
+            writer.write(self.script)
+            if self.eof:
+                writer.write_eof()
+            if self.stall:
+                await asyncio.Event().wait()  # until the peer is closed
+            while chunk := await reader.read(65536):
+                connection.received += chunk
+            connection.ended.set()
+        except ConnectionError:
+            connection.ended.set()
+        finally:
+            self._tasks.discard(asyncio.current_task())
+
+    async def all_ended(self, within):
+        """True if every client so far has gone away (EOF or reset) within ``within`` seconds."""
+        try:
+            async with asyncio.timeout(within):
+                for connection in self.connections:
+                    await connection.ended.wait()
+        except TimeoutError:
+            return False
+        return True
+
+
+class CloseFault:
+    """FAKE writer: a real StreamWriter whose ``wait_closed()`` hangs or raises.
+
+    Only for the paths a real socket cannot be made to take on demand: a
+    closing wait that never ends, raises a ConnectionError, raises another
+    error, or is where a cancellation arrives. Everything else (write, drain,
+    close, get_extra_info, ...) goes to the real writer, so ``close()`` really
+    closes the socket. ``transport.aborts`` counts ``transport.abort()`` calls
+    (each passed on to the real transport); ``entered`` is set once
+    ``wait_closed()`` has been called.
+    """
+
+    def __init__(self, writer, fault):
+        """``fault`` is ``"hang"`` or an exception instance to raise."""
+        self._writer = writer
+        self._fault = fault
+        self.transport = _AbortCounter(writer.transport)
+        self.entered = asyncio.Event()
+
+    def __getattr__(self, name):
+        return getattr(self._writer, name)
+
+    async def wait_closed(self):
+        self.entered.set()
+        if self._fault == "hang":
+            await asyncio.Event().wait()  # never set
+        raise self._fault
+
+
+class _AbortCounter:
+    """A transport that counts ``abort()`` calls and passes everything on."""
+
+    def __init__(self, transport):
+        self._transport = transport
+        self.aborts = 0
+
+    def abort(self):
+        self.aborts += 1
+        self._transport.abort()
+
+    def __getattr__(self, name):
+        return getattr(self._transport, name)
+
+
+async def stuff_write_buffer(writer):
+    """Fill ``writer``'s buffer past its high-water mark (with a stalled ``Peer`` on the other end).
+
+    The send buffer is made tiny first, so that a few hundred KiB are enough.
+    Afterwards ``drain()`` blocks, and so does ``wait_closed()`` after
+    ``close()`` (a graceful close waits for the buffer to empty).
+    """
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, _TINY_BUFFER)
+    _, high = writer.transport.get_write_buffer_limits()
+    while writer.transport.get_write_buffer_size() <= high:
+        writer.write(b"\0" * (256 * 1024))
+        await asyncio.sleep(0.01)

@@ -1,0 +1,45 @@
+"""Running the code under test as an asyncio task, with a bound and a cancellation point.
+
+A broken implementation may hang (a read with no timeout, a closing wait with
+no bound); ``outcome_within`` turns that into a value a test can assert on
+instead of a suite that never ends.
+"""
+
+import asyncio
+
+HUNG = "hung"
+RETURNED = "returned"
+RAISED = "raised"
+CANCELLED = "cancelled"
+
+
+async def outcome_within(awaitable, seconds):
+    """Await ``awaitable`` as a task for at most ``seconds``; return ``(kind, value)``.
+
+    ``kind`` is RETURNED (value: the result), RAISED (value: the exception
+    object), CANCELLED (value: None) or HUNG (value: None; the task was then
+    cancelled and given one more second).
+    """
+    task = asyncio.ensure_future(awaitable)
+    return await outcome_of(task, seconds)
+
+
+async def outcome_of(task, seconds):
+    """Like ``outcome_within`` for a task that is already running."""
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if not done:
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+        return HUNG, None
+    if task.cancelled():
+        return CANCELLED, None
+    if task.exception() is not None:
+        return RAISED, task.exception()
+    return RETURNED, task.result()
+
+
+async def cancel_after(task, iterations):
+    """Cancel ``task`` after ``iterations`` turns of the event loop (0: at once)."""
+    for _ in range(iterations):
+        await asyncio.sleep(0)
+    task.cancel()

@@ -1,0 +1,612 @@
+"""Step 6, ``consume_session``: ACK only what is committed, and reclaim the connection on every path.
+
+Over real loopback sockets: the real publisher (or a ``peers.Peer`` with odd
+behaviour) on one side; on the other a reader and writer made by
+``asyncio.open_connection(..., limit=64)``, as run_client makes them, after
+the test has sent ``RESUME -1``; a fresh store file per example. Claims, on
+every path (EOF; a malformed, cut-off or over-long line; a gap; a conflict;
+before_ack raising; a read or drain timeout; cancellation at any await
+point; a closing wait that hangs or fails):
+
+* at EOF ``state(con)`` is returned; otherwise the error that ended the
+  session propagates (the very object, where the test raised it), and a
+  closing error never replaces it (decision 11);
+* nothing is ACKed that is not committed: the ACKs the publisher read are
+  the model's, in order (all of them when the session ended at EOF, a prefix
+  otherwise), and the store (read through a connection of the test's own)
+  holds exactly the model's rows;
+* ``before_ack(seq)`` is called after every commit, duplicates included, and
+  an awaitable it returns is awaited before the ACK is written (decision 8);
+* the connection is reclaimed within the bounds: the client's socket is
+  closed (by ``abort()`` when the closing wait hangs or fails) and the peer
+  sees the end; the DB connection stays open, with no transaction;
+* an invalid timeout raises ValueError, after a close bounded by 1 s
+  (decision 10).
+"""
+
+import asyncio
+import dataclasses
+import errno
+import math
+
+import pytest
+from hypothesis import event, example, given, note, settings
+from hypothesis import strategies as st
+
+from properties import leaks, peers, store_view
+from properties import strategies as sts
+from properties.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within
+from resume.publisher import Publisher
+
+HOST = peers.HOST
+LIMIT = 64  # the reader's limit, as run_client sets it
+RESUME = b"RESUME -1\n"
+TIMEOUT = 5.0  # where no timeout is the point: nothing should ever wait this long
+SHORT = 0.3  # where a timeout is the point
+SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
+PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
+
+
+class HookFailure(Exception):
+    """Raised by a test's before_ack; the session must let this very object through."""
+
+
+# ------------------------------------------------------------------ helpers
+
+
+async def connect(port):
+    """A client connection as run_client makes it, with ``RESUME -1`` already sent."""
+    reader, writer = await asyncio.open_connection(HOST, port, limit=LIMIT)
+    writer.write(RESUME)
+    await writer.drain()
+    return reader, writer
+
+
+async def settle(writer):
+    """Close ``writer``'s socket if the implementation left it open (so that no
+    ResourceWarning from this test lands in another); True if it had been closed."""
+    sock = writer.get_extra_info("socket")
+    closed = await leaks.socket_closed(sock, within=0.2)
+    if not closed:
+        writer.transport.abort()
+        await asyncio.sleep(0)
+    return closed
+
+
+def assert_db_open(con):
+    """The session left the DB connection open and no transaction behind."""
+    con.execute("SELECT 1")  # sqlite3.ProgrammingError if it was closed
+    assert not con.in_transaction
+
+
+def assert_is_prefix(seen, expected):
+    assert seen == expected[: len(seen)], f"ACKs {seen} are not a prefix of {expected}"
+
+
+# ------------------------------------------------- the stream, as a scenario
+
+# Near-misses of a good frame: one line each, final LF, no other LF, under 64
+# bytes. (Over-long and cut-off lines are endings of their own below.)
+NEAR_MISSES = {
+    "leading zero": lambda seq, delta: b"EVENT 0%d %d\n" % (seq, delta),
+    "plus sign": lambda seq, delta: b"EVENT +%d %d\n" % (seq, delta),
+    "minus zero": lambda seq, delta: b"EVENT %d -0\n" % seq,
+    "CRLF": lambda seq, delta: b"EVENT %d %d\r\n" % (seq, delta),
+    "lower case": lambda seq, delta: b"event %d %d\n" % (seq, delta),
+    "double space": lambda seq, delta: b"EVENT  %d %d\n" % (seq, delta),
+    "tab": lambda seq, delta: b"EVENT\t%d %d\n" % (seq, delta),
+    "trailing space": lambda seq, delta: b"EVENT %d %d \n" % (seq, delta),
+    "missing field": lambda seq, delta: b"EVENT %d\n" % seq,
+    "delta out of range": lambda seq, delta: b"EVENT %d 1001\n" % seq,
+    "non-ASCII digit": lambda seq, delta: b"EVENT %d \xd9\xa1\n" % seq,
+    "NUL": lambda seq, delta: b"EVENT %d %d\0\n" % (seq, delta),
+    "empty line": lambda seq, delta: b"\n",
+}
+
+ERROR_OF_ENDING = {  # the ending's kind -> the error the session ends with (None: none)
+    "EOF": None,
+    "malformed": "ValueError",
+    "cut off": "ValueError",
+    "over-long": "ValueError",
+    "gap": "Gap",
+    "conflict": "Conflict",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """One session: good lines, then an ending; a before_ack; how the closing wait behaves."""
+
+    events: tuple  # (seq, delta) of each good line: the next new event, or a duplicate
+    ending: str  # a key of ERROR_OF_ENDING
+    last_line: bytes  # the bad line the ending sends (b"" for EOF)
+    hook: str | None  # None (no before_ack), "plain" or "awaitable"
+    hook_fails_at: int | None  # the before_ack call (0-based) that raises HookFailure
+    close: str  # "real", "ConnectionError" or "other error" (a FAKE closing wait)
+
+    def waited(self):
+        """How many leading events the publisher sends stop-and-wait (the rest goes raw)."""
+        count = 0
+        while count < len(self.events) and self.events[count][0] == count:
+            count += 1
+        return count
+
+
+@st.composite
+def scenarios(draw):
+    events, applied = [], []  # applied: the delta of each new seq, in order
+    for _ in range(draw(st.integers(0, 5))):
+        if applied and draw(st.booleans()):  # a duplicate, with the same content
+            seq = draw(st.integers(0, len(applied) - 1))
+            events.append((seq, applied[seq]))
+        else:
+            delta = draw(sts.deltas())
+            events.append((len(applied), delta))
+            applied.append(delta)
+    next_seq, delta = len(applied), draw(sts.deltas())
+    good = sts.frame(next_seq, delta)
+    ending = draw(st.sampled_from([k for k in ERROR_OF_ENDING if applied or k != "conflict"]))
+    if ending == "malformed":
+        last_line = NEAR_MISSES[draw(st.sampled_from(sorted(NEAR_MISSES)))](next_seq, delta)
+    elif ending == "cut off":  # EOF in the middle of a frame (decision 9)
+        last_line = good[: draw(st.integers(1, len(good) - 1))]
+    elif ending == "over-long":  # 65 bytes or more with the LF: past the reader's limit
+        body = good[:-1]
+        last_line = body + b" " * draw(st.integers(LIMIT - len(body), 200)) + b"\n"
+    elif ending == "gap":
+        last_line = sts.frame(next_seq + draw(st.integers(1, 3)), delta)
+    elif ending == "conflict":
+        seq = draw(st.integers(0, len(applied) - 1))
+        last_line = sts.frame(seq, draw(sts.deltas().filter(lambda d: d != applied[seq])))
+    else:
+        last_line = b""
+    hook = draw(st.sampled_from([None, "plain", "awaitable"]))
+    fails_at = None
+    if hook is not None and events:
+        fails_at = draw(st.none() | st.integers(0, len(events) - 1))
+    close = draw(st.sampled_from(["real", "ConnectionError", "other error"]))
+    return Scenario(tuple(events), ending, last_line, hook, fails_at, close)
+
+
+@dataclasses.dataclass
+class Expected:
+    ledger: dict  # seq -> delta committed
+    calls: list  # before_ack calls, in order
+    acks: list  # ACKs written, in order
+    error: str | None  # "HookFailure", "ValueError", "Gap", "Conflict" or None
+
+    def state(self):
+        return (max(self.ledger, default=-1), sum(self.ledger.values()))
+
+
+def expected(scenario):
+    """The model: what a correct session does with the scenario's stream."""
+    ledger, calls, acks = {}, [], []
+    for seq, delta in scenario.events:
+        ledger.setdefault(seq, delta)  # committed before before_ack is called
+        if scenario.hook is not None:
+            calls.append(seq)
+            if len(calls) - 1 == scenario.hook_fails_at:
+                return Expected(ledger, calls, acks, "HookFailure")
+        acks.append(seq)
+    return Expected(ledger, calls, acks, ERROR_OF_ENDING[scenario.ending])
+
+
+def plan_of(scenario):
+    """The publisher's log and Plan knobs for the scenario."""
+    waited = scenario.waited()
+    log = list(scenario.events[:waited])
+    raw = b"".join(sts.frame(*e) for e in scenario.events[waited:]) + scenario.last_line
+    return log, (dict(stop_after=waited, raw=raw) if raw else {})
+
+
+# ------------------------------------------------- the property over scenarios
+
+CLOSE_ERRORS = {
+    "ConnectionError": lambda: ConnectionResetError(errno.ECONNRESET, "closing wait: reset (fake)"),
+    "other error": lambda: OSError(errno.EIO, "closing wait: I/O error (fake)"),
+}
+
+
+@given(scenarios())
+@example(Scenario(((0, 5), (1, 7)), "EOF", b"", "plain", None, "real"))
+@example(Scenario(((0, 5), (0, 5)), "EOF", b"", "awaitable", None, "real"))  # a duplicate is ACKed
+@example(Scenario(((0, 5),), "malformed", b"EVENT 01 5\n", None, None, "real"))
+@example(Scenario(((0, 5),), "cut off", b"EVENT 1", None, None, "real"))
+@example(Scenario(((0, 5),), "over-long", b"EVENT 1 5" + b" " * 200 + b"\n", None, None, "real"))
+@example(Scenario(((0, 5),), "gap", b"EVENT 2 5\n", None, None, "real"))
+@example(Scenario(((0, 5),), "conflict", b"EVENT 0 6\n", None, None, "real"))
+@example(Scenario(((0, 5), (1, 7)), "EOF", b"", "plain", 1, "real"))  # committed, never ACKed
+@example(Scenario(((0, 5), (1, 7)), "EOF", b"", "awaitable", 1, "real"))
+@example(Scenario(((0, 5), (1, 7), (1, 7)), "EOF", b"", "awaitable", 2, "real"))  # a duplicate's hook
+@example(Scenario(((0, 5),), "EOF", b"", None, None, "ConnectionError"))
+@example(Scenario(((0, 5),), "EOF", b"", None, None, "other error"))
+@example(Scenario(((0, 5),), "gap", b"EVENT 2 5\n", None, None, "other error"))
+def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(impl, scenario):
+    event(f"ending: {scenario.ending}")
+    event(f"before_ack: {scenario.hook}, fails: {scenario.hook_fails_at is not None}")
+    event(f"closing wait: {scenario.close}")
+    model = expected(scenario)
+    note(f"model: {model}")
+    with store_view.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            seen = asyncio.run(play(impl, con, scenario))
+            assert_db_open(con)
+            stored = store_view.read(path)
+        finally:
+            con.close()
+    kind, value = seen["outcome"]
+
+    assert kind != HUNG, "the session did not end"
+    error = model.error
+    if error is None and scenario.close == "other error":
+        assert kind == RAISED and value is seen["close error"], f"{kind} {value!r}: the closing error must propagate"
+    elif error is None:
+        assert (kind, value) == (RETURNED, model.state())
+    elif error == "HookFailure":
+        assert kind == RAISED and value is seen["hook error"], f"{kind} {value!r}: before_ack's error must propagate"
+    else:
+        wanted = ValueError if error == "ValueError" else getattr(impl, error)
+        assert kind == RAISED and isinstance(value, wanted), f"{kind} {value!r}: expected {error}"
+        assert not isinstance(value, (impl.Gap, impl.Conflict)) or error != "ValueError"
+
+    assert stored == (model.state(), model.ledger), "the store must hold exactly what was committed"
+    assert seen["calls"] == model.calls, "before_ack must be called after each commit, duplicates too"
+    if scenario.hook == "awaitable":
+        assert seen["awaited"] == seen["calls"], "every awaitable before_ack returns must be awaited"
+    if error is None:
+        assert seen["acks"] == model.acks
+    else:
+        assert_is_prefix(seen["acks"], model.acks)
+    assert set(seen["acks"]) <= set(stored[1]), "an ACK for an event that is not in the store"
+    assert seen["socket closed"], "the client's socket was not closed"
+    assert seen["peer saw the end"], "the publisher never saw the connection end"
+    if scenario.close != "real":
+        assert seen["aborts"] >= 1, "a failing closing wait must be followed by transport.abort()"
+
+
+async def play(impl, con, scenario):
+    """Run one session of the scenario against the real publisher; return what was seen."""
+    seen = {"calls": [], "awaited": [], "hook error": HookFailure("before_ack failed (test)")}
+    calls, awaited = seen["calls"], seen["awaited"]
+
+    async def acknowledge_later(seq, fail):
+        await asyncio.sleep(0)
+        awaited.append(seq)
+        if fail:
+            raise seen["hook error"]
+
+    def before_ack(seq):
+        calls.append(seq)
+        fail = len(calls) - 1 == scenario.hook_fails_at
+        if scenario.hook == "awaitable":
+            return acknowledge_later(seq, fail)
+        if fail:
+            raise seen["hook error"]
+        return None
+
+    log, knobs = plan_of(scenario)
+    async with Publisher(log) as publisher:
+        if knobs:
+            publisher.plan(**knobs)
+        reader, writer = await connect(publisher.port)
+        session_writer = writer
+        if scenario.close != "real":
+            seen["close error"] = CLOSE_ERRORS[scenario.close]()
+            session_writer = peers.CloseFault(writer, seen["close error"])
+        hook = None if scenario.hook is None else before_ack
+        seen["outcome"] = await outcome_within(
+            impl.consume_session(reader, session_writer, con, TIMEOUT, hook), TIMEOUT + SLACK
+        )
+        seen["socket closed"] = await settle(writer)
+        try:
+            await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
+            seen["peer saw the end"] = True
+        except TimeoutError:
+            seen["peer saw the end"] = False
+        seen["acks"] = publisher.acks
+        if scenario.close != "real":
+            seen["aborts"] = session_writer.transport.aborts
+    return seen
+
+
+# ------------------------------------------------- cancellation anywhere
+
+
+@given(
+    log=st.lists(sts.deltas(), min_size=1, max_size=4),
+    hook=st.sampled_from([None, "plain", "awaitable"]),
+    iterations=st.integers(1, 60),  # 0 would cancel a task that never started
+)
+def test_a_session_cancelled_at_any_point_reclaims_and_leaves_a_consistent_store(impl, log, hook, iterations):
+    """Cancel after ``iterations`` turns of the loop: at readline, in before_ack's
+    awaitable, at a drain, in the closing wait, or after the end."""
+    with store_view.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            seen = asyncio.run(cancel_a_session(impl, con, log, hook, iterations))
+            assert_db_open(con)
+            (last, total), ledger = store_view.read(path)
+        finally:
+            con.close()
+    kind, value = seen["outcome"]
+    event(f"outcome: {kind}")
+
+    assert kind in (CANCELLED, RETURNED), f"{kind} {value!r}"
+    committed = len(ledger)
+    assert ledger == dict(enumerate(log[:committed])), "the store must hold a prefix of the log"
+    assert (last, total) == (committed - 1, sum(log[:committed]))
+    if kind == RETURNED:
+        assert value == (len(log) - 1, sum(log)) and committed == len(log)
+    acks = seen["acks"]
+    assert acks == list(range(len(acks))) and len(acks) <= committed, f"ACKs {acks}, {committed} committed"
+    if hook is not None:
+        assert len(acks) <= len(seen["calls"]) <= committed, "before_ack goes between commit and ACK"
+    assert seen["socket closed"], "the client's socket was not closed"
+    assert seen["peer saw the end"], "the publisher never saw the connection end"
+
+
+async def cancel_a_session(impl, con, log, hook, iterations):
+    seen = {"calls": []}
+
+    def before_ack(seq):
+        seen["calls"].append(seq)
+        return asyncio.sleep(0) if hook == "awaitable" else None
+
+    async with Publisher(list(enumerate(log))) as publisher:
+        reader, writer = await connect(publisher.port)
+        task = asyncio.create_task(
+            impl.consume_session(reader, writer, con, TIMEOUT, None if hook is None else before_ack)
+        )
+        await cancel_after(task, iterations)
+        seen["outcome"] = await outcome_of(task, TIMEOUT + SLACK)
+        seen["socket closed"] = await settle(writer)
+        try:
+            await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
+            seen["peer saw the end"] = True
+        except TimeoutError:
+            seen["peer saw the end"] = False
+        seen["acks"] = publisher.acks
+    return seen
+
+
+# ------------------------------------------------- each await point, for sure
+
+
+def run_with_store(impl, scenario_coroutine):
+    """Run ``scenario_coroutine(con)`` with a fresh store; return (its result, the store as read after)."""
+    with store_view.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            result = asyncio.run(scenario_coroutine(con))
+            assert_db_open(con)
+            return result, store_view.read(path)
+        finally:
+            con.close()
+
+
+def test_a_silent_publisher_ends_the_session_with_TimeoutError_within_the_timeout(impl):
+    async def scenario(con):
+        async with Publisher([(0, 5)]) as publisher:
+            publisher.plan(silent=True)
+            reader, writer = await connect(publisher.port)
+            start = asyncio.get_running_loop().time()
+            outcome = await outcome_within(impl.consume_session(reader, writer, con, SHORT), SHORT + SLACK)
+            elapsed = asyncio.get_running_loop().time() - start
+            closed = await settle(writer)
+            ended = await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
+        return outcome, elapsed, closed, ended
+
+    (outcome, elapsed, closed, _), stored = run_with_store(impl, scenario)
+    assert outcome[0] == RAISED and isinstance(outcome[1], TimeoutError), outcome
+    assert SHORT / 2 <= elapsed < SHORT + SLACK, f"{elapsed:.2f} s for a {SHORT} s timeout"
+    assert closed
+    assert stored == ((-1, 0), {})
+
+
+def test_a_session_cancelled_while_reading_propagates_the_cancellation_and_reclaims(impl):
+    async def scenario(con):
+        async with Publisher([(0, 5)]) as publisher:
+            publisher.plan(silent=True)
+            reader, writer = await connect(publisher.port)
+            task = asyncio.create_task(impl.consume_session(reader, writer, con, TIMEOUT))
+            await asyncio.sleep(0.05)  # the session is waiting for a line that never comes
+            task.cancel()
+            outcome = await outcome_of(task, SLACK)
+            closed = await settle(writer)
+            await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
+        return outcome, closed
+
+    (outcome, closed), stored = run_with_store(impl, scenario)
+    assert outcome == (CANCELLED, None)
+    assert closed
+    assert stored == ((-1, 0), {})
+
+
+def test_a_session_cancelled_in_before_acks_awaitable_commits_but_never_acks(impl):
+    async def scenario(con):
+        loop = asyncio.get_running_loop()
+        blocker, called = loop.create_future(), asyncio.Event()
+
+        def before_ack(seq):
+            called.set()
+            return blocker  # never completes: the session waits here until cancelled
+
+        async with Publisher([(0, 5), (1, 7)]) as publisher:
+            reader, writer = await connect(publisher.port)
+            task = asyncio.create_task(impl.consume_session(reader, writer, con, TIMEOUT, before_ack))
+            await asyncio.wait_for(called.wait(), TIMEOUT)
+            await asyncio.sleep(0.05)  # an ACK written too early would reach the publisher now
+            task.cancel()
+            outcome = await outcome_of(task, SLACK)
+            closed = await settle(writer)
+            await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
+        return outcome, blocker.cancelled(), closed, publisher.acks
+
+    (outcome, awaited, closed, acks), stored = run_with_store(impl, scenario)
+    assert outcome == (CANCELLED, None)
+    assert awaited, "the awaitable before_ack returned was not awaited (its cancellation never reached it)"
+    assert acks == [], "ACK written before before_ack's awaitable completed"
+    assert stored == ((0, 5), {0: 5})
+    assert closed
+
+
+async def blocked_drain_session(impl, con, cancel_in_before_ack):
+    """A stalled peer sends one event and never reads: the ACK's drain blocks."""
+    async with peers.Peer(b"EVENT 0 5\n", eof=False, stall=True) as peer:
+        reader, writer = await asyncio.open_connection(HOST, peer.port, limit=LIMIT)
+        writer.write(RESUME)
+        await peers.stuff_write_buffer(writer)
+        task = None
+
+        def before_ack(seq):
+            if cancel_in_before_ack:
+                task.cancel()  # arrives at the session's next await: the blocked drain
+
+        start = asyncio.get_running_loop().time()
+        task = asyncio.create_task(impl.consume_session(reader, writer, con, SHORT, before_ack))
+        outcome = await outcome_of(task, 2 * SHORT + SLACK)
+        elapsed = asyncio.get_running_loop().time() - start
+        # The buffer never empties, so only abort() closes the socket now.
+        closed = await leaks.socket_closed(writer.get_extra_info("socket"), within=0.1)
+        await settle(writer)
+    return outcome, elapsed, closed
+
+
+def test_a_blocked_drain_times_out_and_the_hanging_close_is_aborted(impl):
+    (outcome, elapsed, closed), stored = run_with_store(
+        impl, lambda con: blocked_drain_session(impl, con, cancel_in_before_ack=False)
+    )
+    assert outcome[0] == RAISED and isinstance(outcome[1], TimeoutError), outcome
+    assert elapsed < 2 * SHORT + SLACK, f"{elapsed:.2f} s: the drain and the closing wait are each bounded"
+    assert closed, "a closing wait that timed out must be followed by abort()"
+    assert stored == ((0, 5), {0: 5})
+
+
+def test_a_session_cancelled_at_a_blocked_drain_propagates_and_aborts(impl):
+    (outcome, elapsed, closed), stored = run_with_store(
+        impl, lambda con: blocked_drain_session(impl, con, cancel_in_before_ack=True)
+    )
+    assert outcome == (CANCELLED, None)
+    assert elapsed < SHORT + SLACK
+    assert closed, "a closing wait that timed out must be followed by abort()"
+    assert stored == ((0, 5), {0: 5})
+
+
+def test_a_closing_wait_that_hangs_on_a_real_socket_is_aborted_and_the_state_returned(impl):
+    async def scenario(con):
+        async with peers.Peer(b"", eof=True, stall=True) as peer:  # EOF at once, never reads
+            reader, writer = await asyncio.open_connection(HOST, peer.port, limit=LIMIT)
+            writer.write(RESUME)
+            await peers.stuff_write_buffer(writer)
+            start = asyncio.get_running_loop().time()
+            outcome = await outcome_within(impl.consume_session(reader, writer, con, SHORT), SHORT + SLACK)
+            elapsed = asyncio.get_running_loop().time() - start
+            closed = await leaks.socket_closed(writer.get_extra_info("socket"), within=0.1)
+            await settle(writer)
+        return outcome, elapsed, closed
+
+    (outcome, elapsed, closed), _ = run_with_store(impl, scenario)
+    assert outcome == (RETURNED, (-1, 0))
+    assert elapsed < SHORT + SLACK
+    assert closed, "a closing wait that timed out must be followed by abort()"
+
+
+@pytest.mark.parametrize("cancelled", [False, True], ids=["hangs", "cancelled-in-it"])
+@pytest.mark.parametrize("path", ["EOF", "gap", "before_ack raises"])
+def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl, path, cancelled):
+    """FAKE closing wait (``peers.CloseFault``) that never ends: abort() within the
+    timeout; a cancellation arriving in it does not replace the session's own error."""
+    hook_error = HookFailure("before_ack failed (test)")
+
+    def before_ack(seq):
+        if path == "before_ack raises":
+            raise hook_error
+
+    async def scenario(con):
+        async with Publisher([(0, 5)]) as publisher:
+            if path == "gap":
+                publisher.plan(raw=b"EVENT 2 5\n")
+            reader, writer = await connect(publisher.port)
+            fake = peers.CloseFault(writer, "hang")
+            start = asyncio.get_running_loop().time()
+            task = asyncio.create_task(impl.consume_session(reader, fake, con, SHORT, before_ack))
+            if cancelled:
+                await asyncio.wait_for(fake.entered.wait(), SHORT + SLACK)
+                task.cancel()
+            outcome = await outcome_of(task, SHORT + SLACK)
+            elapsed = asyncio.get_running_loop().time() - start
+            await settle(writer)
+        return outcome, elapsed, fake.transport.aborts
+
+    (outcome, elapsed, aborts), stored = run_with_store(impl, scenario)
+    kind, value = outcome
+    if path == "EOF":
+        assert outcome == ((CANCELLED, None) if cancelled else (RETURNED, (0, 5)))
+    elif path == "gap":
+        assert kind == RAISED and isinstance(value, impl.Gap), f"the session's Gap must win: {outcome}"
+    else:
+        assert kind == RAISED and value is hook_error, f"before_ack's error must win: {outcome}"
+    assert aborts >= 1, "a closing wait that hangs must be followed by abort()"
+    assert elapsed < SHORT + SLACK, f"{elapsed:.2f} s"
+    assert stored == ((0, 5), {0: 5})
+
+
+# ------------------------------------------------- invalid timeouts
+
+BAD_TIMEOUTS = [0, 0.0, -0.0, -1, -0.5, math.inf, -math.inf, math.nan, True, False, "1", None, 10**400, b"1", 1j]
+
+
+def bad_timeouts():
+    return (
+        st.sampled_from(BAD_TIMEOUTS)
+        | st.integers(max_value=0)
+        | st.floats(max_value=0.0)
+        | st.integers(min_value=2**1024)  # too large to become a float
+        | st.text(max_size=3)
+    )
+
+
+@given(bad_timeouts())
+def test_an_invalid_timeout_raises_ValueError_after_reclaiming_the_connection(impl, timeout):
+    async def scenario(con):
+        async with Publisher([(0, 5)]) as publisher:
+            reader, writer = await connect(publisher.port)
+            outcome = await outcome_within(impl.consume_session(reader, writer, con, timeout), 1.0 + SLACK)
+            closed = await settle(writer)
+            try:
+                await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
+                ended = True
+            except TimeoutError:
+                ended = False
+        return outcome, closed, ended, publisher.acks
+
+    (outcome, closed, ended, acks), stored = run_with_store(impl, scenario)
+    assert outcome[0] == RAISED and isinstance(outcome[1], ValueError), outcome
+    assert closed and ended, "the connection must be reclaimed before ValueError"
+    assert acks == [] and stored == ((-1, 0), {}), "nothing may be consumed with an invalid timeout"
+
+
+def test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second(impl):
+    """FAKE closing wait that never ends, for every listed bad timeout at once (one second in all)."""
+
+    async def one(con, port, timeout):
+        reader, writer = await connect(port)
+        fake = peers.CloseFault(writer, "hang")
+        start = asyncio.get_running_loop().time()
+        outcome = await outcome_within(impl.consume_session(reader, fake, con, timeout), 1.0 + SLACK)
+        elapsed = asyncio.get_running_loop().time() - start
+        await settle(writer)
+        return timeout, outcome, elapsed, fake.transport.aborts
+
+    async def scenario(con):
+        async with peers.Peer(b"", eof=False) as peer:
+            return await asyncio.gather(*(one(con, peer.port, t) for t in BAD_TIMEOUTS))
+
+    results, stored = run_with_store(impl, scenario)
+    for timeout, (kind, value), elapsed, aborts in results:
+        assert kind == RAISED and isinstance(value, ValueError), f"timeout={timeout!r}: {kind} {value!r}"
+        assert aborts >= 1, f"timeout={timeout!r}: a closing wait that hangs must be followed by abort()"
+        assert elapsed < 1.0 + SLACK, f"timeout={timeout!r}: {elapsed:.2f} s"
+    assert stored == ((-1, 0), {})
