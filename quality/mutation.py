@@ -1,0 +1,241 @@
+"""Mutation score of the suite over resume/client.py, with cosmic-ray's mutants.
+
+    python -m pip install -e ".[mutation]"
+    python -m quality.mutation run --budget 3600 --out mutation.jsonl
+    python -m quality.mutation score mutation.jsonl
+
+How it runs. cosmic-ray (``cosmic-ray init``) lists every mutant of
+resume/client.py: one operator applied at one place. ``cosmic-ray
+mutate-and-test`` writes one mutant into the file, runs a test command and
+restores the file. That rewrites the file IN PLACE, so every worker gets a
+copy of the checkout of its own (the shared work tree is never touched) and
+the mutants are shared out between workers (two on this 2-core machine).
+
+The test command is ``python -m quality.mutation test --first-step N``: the
+whole suite (properties/ + stateful/) with ``-x`` under the ``dev`` profile,
+with a fresh example database per mutant (no replay of what killed an
+earlier mutant), against the copy's client.py named by ``RESUME_IMPL`` (the
+suite loads the implementation by path, never by import). The files of the
+mutated function's step run first: only the order changes, a surviving
+mutant still runs the whole suite.
+
+A mutant whose suite runs past ``--timeout`` is ended and counted apart
+("timeout"; cosmic-ray would count it killed). ``--budget`` bounds the whole
+run: mutants not started by then are "not run", and the score covers the
+mutants that ran.
+
+The plain sequential way, with cosmic-ray's own session and report, is
+``quality/cosmic-ray.toml`` (see quality/MUTATION.md); it takes hours here.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from resume import check
+
+TARGET = "resume/client.py"
+_STEP_MARK = re.compile(r"^# -+ step (\d)\s*$")
+
+
+def step_of_line(source, line):
+    """The step whose section of client.py holds ``line`` (1-based), or None above step 1."""
+    step = None
+    for number, text in enumerate(source.splitlines(), 1):
+        if number > line:
+            break
+        found = _STEP_MARK.match(text)
+        if found:
+            step = int(found[1])
+    return step
+
+
+def copy_checkout(root, destination):
+    """Copy the checkout's tracked and untracked-but-not-ignored files (no .git, no caches)."""
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        source = root / name
+        if source.is_file():
+            target = destination / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+
+
+def list_mutants(workdir):
+    """Every mutant cosmic-ray makes of TARGET in ``workdir``, as dicts."""
+    config = workdir / "cosmic-ray.toml"
+    config.write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{TARGET}"\n'
+        "timeout = 600.0\n"
+        "excluded-modules = []\n"
+        'test-command = "false"\n'
+        "[cosmic-ray.distributor]\n"
+        'name = "local"\n'
+    )
+    session = workdir / "session.sqlite"
+    cosmic = [sys.executable, "-m", "cosmic_ray.cli"]
+    subprocess.run([*cosmic, "init", str(config), str(session)], cwd=workdir, check=True)
+    dump = subprocess.run([*cosmic, "dump", str(session)], cwd=workdir, check=True,
+                          capture_output=True, text=True).stdout
+    mutants = []
+    for line in dump.splitlines():
+        item, _ = json.loads(line)
+        (mutation,) = item["mutations"]
+        mutants.append(mutation)
+    mutants.sort(key=lambda m: (m["start_pos"][0], m["operator_name"], m["occurrence"]))
+    return mutants
+
+
+def _run_mutant(copy, mutant, step, timeout):
+    test_command = f"{sys.executable} -m quality.mutation test"
+    if step is not None:
+        test_command += f" --first-step {step}"
+    command = [sys.executable, "-m", "cosmic_ray.cli", "mutate-and-test", TARGET,
+               mutant["operator_name"], str(mutant["occurrence"]), test_command]
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return {"outcome": "timeout", "seconds": round(time.monotonic() - started, 1)}
+    finally:
+        # mutate-and-test restores the file itself, except when it is killed.
+        shutil.copy2(copy / ".original-client.py", copy / TARGET)
+    seconds = round(time.monotonic() - started, 1)
+    try:
+        result = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"outcome": "error", "seconds": seconds, "output": (out + err)[-2000:]}
+    outcome = result.get("test_outcome") or result.get("worker_outcome")
+    record = {"outcome": outcome, "seconds": seconds, "diff": result.get("diff", "")}
+    if outcome != "killed":
+        record["output"] = (result.get("output") or "")[-2000:]
+    else:  # the first failing test is enough to say what killed it
+        found = re.search(r"^(FAILED|ERROR) (\S+)", result.get("output") or "", re.M)
+        record["killed_by"] = found[2] if found else None
+    return record
+
+
+def run(args):
+    root = check.ROOT
+    source = (root / TARGET).read_text()
+    base = pathlib.Path(args.workdir or tempfile.mkdtemp(prefix="resume-mutation-"))
+    copies = []
+    for index in range(args.jobs):
+        copy = base / f"copy{index}"
+        if copy.exists():
+            shutil.rmtree(copy)
+        copy.mkdir(parents=True)
+        copy_checkout(root, copy)
+        shutil.copy2(copy / TARGET, copy / ".original-client.py")
+        copies.append(copy)
+    mutants = list_mutants(copies[0])
+    if args.limit:
+        mutants = mutants[:args.limit]
+    print(f"{len(mutants)} mutants of {TARGET}; {args.jobs} workers in {base}; "
+          f"budget {args.budget:.0f} s", file=sys.stderr, flush=True)
+    deadline = time.monotonic() + args.budget
+    free = collections.deque(copies)
+    lock = threading.Lock()
+    out = open(args.out, "w")
+
+    def work(mutant):
+        with lock:
+            copy = free.popleft()
+        try:
+            step = step_of_line(source, mutant["start_pos"][0])
+            if time.monotonic() > deadline:
+                record = {"outcome": "not run"}
+            else:
+                record = _run_mutant(copy, mutant, step, args.timeout)
+        finally:
+            with lock:
+                free.append(copy)
+        record.update(line=mutant["start_pos"][0], operator=mutant["operator_name"],
+                      occurrence=mutant["occurrence"], function=mutant.get("definition_name"),
+                      step=step)
+        with lock:
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+            if record["outcome"] != "not run":
+                print(f"  line {record['line']:>3} {record['operator']:<48} {record['outcome']:<9}"
+                      f" {record['seconds']:6.1f} s", file=sys.stderr, flush=True)
+        return record
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        records = list(pool.map(work, mutants))
+    out.close()
+    print(score(records))
+    return 0
+
+
+def score(records):
+    """The mutation score over the mutants that ran, and the counts."""
+    counts = collections.Counter(r["outcome"] for r in records)
+    ran = counts["killed"] + counts["survived"]
+    lines = [", ".join(f"{n} {k}" for k, n in counts.most_common())]
+    if ran:
+        lines.append(f"mutation score: {counts['killed']}/{ran} = {counts['killed'] / ran:.1%} "
+                     "(killed / (killed + survived); timeouts, errors and not-run apart)")
+    for r in records:
+        if r["outcome"] == "survived":
+            lines.append(f"survived: line {r['line']} in {r['function']}: {r['operator']} "
+                         f"#{r['occurrence']}")
+    return "\n".join(lines)
+
+
+def test(args):
+    """The test command of one mutant: the suite against ./resume/client.py."""
+    root = pathlib.Path.cwd()
+    env = dict(os.environ)
+    env["RESUME_IMPL"] = str(root / TARGET)
+    env["HYPOTHESIS_PROFILE"] = "dev"
+    with tempfile.TemporaryDirectory(prefix="resume-mutation-db-") as storage:
+        env["HYPOTHESIS_STORAGE_DIRECTORY"] = storage
+        paths = check.suite_paths(root, first_step=args.first_step)
+        command = [sys.executable, "-m", "pytest", f"--impl={root / TARGET}", "-x", "-q",
+                   "-p", "no:cacheprovider", *map(str, paths)]
+        return subprocess.run(command, cwd=root, env=env).returncode
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m quality.mutation", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    running = commands.add_parser("run", help="run every mutant, --jobs at a time")
+    running.add_argument("--jobs", type=int, default=max(1, min(2, os.cpu_count() or 1)))
+    running.add_argument("--budget", type=float, default=4 * 3600, help="seconds for the whole run")
+    running.add_argument("--timeout", type=float, default=300, help="seconds for one mutant")
+    running.add_argument("--limit", type=int, help="only the first N mutants (a trial)")
+    running.add_argument("--workdir", help="where the copies go (default: a new temp folder)")
+    running.add_argument("--out", default="mutation.jsonl", help="one JSON line per mutant")
+    testing = commands.add_parser("test", help="(the test command cosmic-ray runs per mutant)")
+    testing.add_argument("--first-step", type=int)
+    scoring = commands.add_parser("score", help="print the score of a finished or partial run")
+    scoring.add_argument("results")
+    args = parser.parse_args(argv)
+    if args.command == "score":
+        with open(args.results) as file:
+            print(score([json.loads(line) for line in file if line.strip()]))
+        return 0
+    return {"run": run, "test": test}[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
