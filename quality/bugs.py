@@ -65,12 +65,15 @@ BUGS = [
     seq, delta = int(fields[1]), int(fields[2])
 ''')),
     _bug("dollar-anchor", 1,
-         "relies on a `$` anchor for the final LF, which also matches a line with no LF at all",
+         "checks the frame with one regex ending in `$`, which also matches with no final LF",
          (r'''    if not line.endswith(b"\n"):
         raise ValueError(f"frame has no final LF (cut off?): {line!r}")
+    if line.count(b"\n") != 1:
+        raise ValueError(f"frame holds more than one line: {line!r}")
 ''', ""),
          (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
-          r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n?$")''')),
+          r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)$")'''),
+         (r'''    match = _FRAME.fullmatch(line)''', r'''    match = _FRAME.match(line)''')),
     _bug("unicode-digits", 1,
          r"decodes the frame and matches `\d` on text: full-width and Arabic-Indic digits pass",
          (r'''    if not line.isascii():
