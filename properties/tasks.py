@@ -39,7 +39,10 @@ async def outcome_of(task, seconds):
 
 
 async def cancel_after(task, iterations):
-    """Cancel ``task`` after ``iterations`` turns of the event loop (0: at once)."""
+    """Cancel ``task`` after ``iterations`` turns of the event loop (0: at once).
+
+    Returns ``task.cancel()``: False if the task had already finished.
+    """
     for _ in range(iterations):
         await asyncio.sleep(0)
-    task.cancel()
+    return task.cancel()

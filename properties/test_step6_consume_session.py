@@ -338,7 +338,10 @@ def test_a_session_cancelled_at_any_point_reclaims_and_leaves_a_consistent_store
     assert ledger == dict(enumerate(log[:committed])), "the store must hold a prefix of the log"
     assert (last, total) == (committed - 1, sum(log[:committed]))
     if kind == RETURNED:
-        assert value == (len(log) - 1, sum(log)) and committed == len(log)
+        # Either the cancel came after the end, or Python 3.11's asyncio.wait_for
+        # swallowed it as the inner wait completed (CPython gh-86296) and the
+        # session went on: either way it must have gone on to the very end.
+        assert value == (len(log) - 1, sum(log)) and committed == len(log), "returned early after a cancellation"
     acks = seen["acks"]
     assert acks == list(range(len(acks))) and len(acks) <= committed, f"ACKs {acks}, {committed} committed"
     if hook is not None:
