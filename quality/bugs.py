@@ -297,11 +297,13 @@ BUGS = [
 ''')),
     _bug("unbounded-read", 6,
          "readline is not bounded by the timeout: a silent publisher hangs the session",
-         (r'''            line = await asyncio.wait_for(reader.readline(), timeout)''',
+         (r'''            async with asyncio.timeout(timeout):
+                line = await reader.readline()''',
           r'''            line = await reader.readline()''')),
     _bug("unbounded-close", 6,
          "wait_closed is not bounded: a peer that never closes hangs the session",
-         (r'''        await asyncio.wait_for(writer.wait_closed(), timeout)''',
+         (r'''        async with asyncio.timeout(timeout):
+            await writer.wait_closed()''',
           r'''        await writer.wait_closed()''')),
     _bug("no-close-on-error", 6,
          "leaks the socket when the session fails",

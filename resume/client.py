@@ -21,7 +21,10 @@ What each call guarantees:
   never hide the error that ended the session.
 
 Every invalid argument raises ValueError; ``bool`` is never an int here.
-Requires Python 3.11+ (``asyncio`` timeouts raise the built-in TimeoutError).
+Requires Python 3.11+: every wait is bounded with ``asyncio.timeout`` (not
+``asyncio.wait_for``, which on 3.11 can swallow a cancellation that arrives as
+the inner wait completes, CPython gh-86296), and it raises the built-in
+TimeoutError.
 """
 
 import asyncio
@@ -290,7 +293,8 @@ async def _reclaim(writer, timeout):
     """
     try:
         writer.close()
-        await asyncio.wait_for(writer.wait_closed(), timeout)
+        async with asyncio.timeout(timeout):
+            await writer.wait_closed()
     except (TimeoutError, ConnectionError):
         writer.transport.abort()
     except BaseException:
@@ -322,7 +326,8 @@ async def consume_session(reader, writer, con, timeout, before_ack=None):
     try:
         _check_timeout(timeout)
         while True:
-            line = await asyncio.wait_for(reader.readline(), timeout)
+            async with asyncio.timeout(timeout):
+                line = await reader.readline()
             if not line:
                 break
             ack = consume_line(con, line)
@@ -332,7 +337,8 @@ async def consume_session(reader, writer, con, timeout, before_ack=None):
                 if inspect.isawaitable(result):
                     await result
             writer.write(ack)
-            await asyncio.wait_for(writer.drain(), timeout)
+            async with asyncio.timeout(timeout):
+                await writer.drain()
     except BaseException:
         await _reclaim_after_error(writer, close_timeout)
         raise
@@ -354,13 +360,13 @@ async def run_client(host, port, path, timeout, before_ack=None):
     _check_timeout(timeout)
     con = open_store(path)
     try:
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, limit=FRAME_MAX), timeout
-        )
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)
         try:
             last, _ = state(con)
             writer.write(b"RESUME %d\n" % last)
-            await asyncio.wait_for(writer.drain(), timeout)
+            async with asyncio.timeout(timeout):
+                await writer.drain()
         except BaseException:
             await _reclaim_after_error(writer, timeout)
             raise
