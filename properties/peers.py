@@ -12,12 +12,18 @@ what it cannot do, all on 127.0.0.1:
   writes pile up), or resets the connection at once;
 * ``CloseFault``: a FAKE writer whose ``wait_closed()`` hangs or raises on
   demand (a real socket does neither when a test wants it to);
+* ``faulty_first_drain()``: patches ``asyncio.open_connection`` so that the
+  writer it returns is a FAKE whose first ``drain()`` hangs or raises, while
+  the socket stays open: the only way to make run_client's RESUME drain fail
+  (a real drain of 10 bytes never blocks, and when a real one raises, asyncio
+  has already closed the socket itself);
 * ``stuff_write_buffer()``: fills a real writer's buffer past its high-water
   mark, so that its next ``drain()`` and ``wait_closed()`` block (with a
   stalled ``Peer``).
 """
 
 import asyncio
+import contextlib
 import dataclasses
 import select
 import socket
@@ -136,6 +142,8 @@ class Peer:
             connection.ended.set()
         except ConnectionError:
             connection.ended.set()
+        except asyncio.CancelledError:
+            pass  # the peer is closing; start_server's callback would log a cancelled task
         finally:
             self._tasks.discard(asyncio.current_task())
 
@@ -192,6 +200,56 @@ class _AbortCounter:
 
     def __getattr__(self, name):
         return getattr(self._transport, name)
+
+
+class DrainFault:
+    """FAKE writer: a real StreamWriter whose FIRST ``drain()`` hangs or raises.
+
+    Everything else goes to the real writer (so ``close()`` really closes the
+    socket). ``entered`` is set when that first drain is called.
+    """
+
+    def __init__(self, writer, fault):
+        """``fault`` is ``"hang"`` or an exception instance to raise."""
+        self._writer = writer
+        self._fault = fault
+        self._faulted = False
+        self.entered = asyncio.Event()
+
+    def __getattr__(self, name):
+        return getattr(self._writer, name)
+
+    async def drain(self):
+        if self._faulted:
+            return await self._writer.drain()
+        self._faulted = True
+        self.entered.set()
+        if self._fault == "hang":
+            await asyncio.Event().wait()  # never set
+        raise self._fault
+
+
+@contextlib.contextmanager
+def faulty_first_drain(fault):
+    """Within the block, ``asyncio.open_connection`` returns a ``DrainFault(fault)`` writer.
+
+    Yields the list of fakes made, so a test can see whether its code under
+    test connected through ``asyncio.open_connection`` at all (SPEC.md step 7
+    names it) and reach the real socket afterwards.
+    """
+    real = asyncio.open_connection
+    made = []
+
+    async def open_connection(*args, **kwargs):
+        reader, writer = await real(*args, **kwargs)
+        made.append(DrainFault(writer, fault))
+        return reader, made[-1]
+
+    asyncio.open_connection = open_connection
+    try:
+        yield made
+    finally:
+        asyncio.open_connection = real
 
 
 async def stuff_write_buffer(writer):

@@ -30,6 +30,8 @@ async def outcome_of(task, seconds):
     if not done:
         task.cancel()
         await asyncio.wait({task}, timeout=1.0)
+        if task.done() and not task.cancelled():
+            task.exception()  # retrieved: no "never retrieved" log at some random later moment
         return HUNG, None
     if task.cancelled():
         return CANCELLED, None

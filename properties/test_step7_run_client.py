@@ -10,6 +10,8 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
 * a refused connection propagates its error and the store is closed (no file
   descriptor of this process left on it);
 * a peer that resets at once gives a ConnectionError, store closed;
+* a RESUME drain that fails (raises, hangs, is cancelled: a FAKE drain, the
+  one path no real socket reaches) propagates and the socket is reclaimed;
 * the RESUME line carries the stored cursor, whatever it is; the resent
   events are duplicates (ACKed, applied once); a second run after a complete
   one sends the final cursor and changes nothing;
@@ -20,11 +22,13 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
 """
 
 import asyncio
+import errno
 import math
 import os
 import sqlite3
 import tempfile
 
+import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
@@ -115,6 +119,53 @@ def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store
     with store_view.temp_store_path() as path:
         kind, value = asyncio.run(scenario(path))
         assert kind == RAISED and isinstance(value, ConnectionError), f"{kind} {value!r}"
+        assert store_view.read(path) == ((-1, 0), {})
+
+
+@pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled"])
+def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault):
+    """FAKE first drain (``peers.faulty_first_drain``): raises a ConnectionError,
+    hangs past the timeout, or hangs until run_client is cancelled. The error
+    propagates and the still-open socket is reclaimed (decision 12)."""
+    timeout = 0.3
+    error = ConnectionResetError(errno.ECONNRESET, "RESUME drain: reset (fake)")
+
+    async def scenario(path):
+        with peers.faulty_first_drain(error if fault == "raises" else "hang") as made:
+            async with Publisher(LOG) as publisher:
+                start = asyncio.get_running_loop().time()
+                task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
+                if fault == "cancelled":
+                    async with asyncio.timeout(SLACK):
+                        while not made:
+                            await asyncio.sleep(0.001)
+                        await made[0].entered.wait()
+                    task.cancel()
+                outcome = await outcome_of(task, timeout + SLACK)
+                elapsed = asyncio.get_running_loop().time() - start
+                assert_store_closed(path)
+                if not made:
+                    return None
+                closed = await leaks.socket_closed(made[0].get_extra_info("socket"), within=0.2)
+                if not closed:
+                    made[0].transport.abort()
+                ended = await publisher_idle(publisher)
+        return outcome, elapsed, closed, ended
+
+    with store_view.temp_store_path() as path:
+        seen = asyncio.run(scenario(path))
+        if seen is None:
+            pytest.skip("the implementation does not connect through asyncio.open_connection")
+        (kind, value), elapsed, closed, ended = seen
+        if fault == "raises":
+            assert kind == RAISED and value is error, f"{kind} {value!r}"
+        elif fault == "hangs":
+            assert kind == RAISED and isinstance(value, TimeoutError), f"{kind} {value!r}"
+            assert elapsed < timeout + SLACK, f"{elapsed:.2f} s: the RESUME drain is bounded by the timeout"
+        else:
+            assert kind == CANCELLED, f"{kind} {value!r}"
+        assert closed, "the socket was not closed after the RESUME drain failed"
+        assert ended, "the publisher never saw the connection end"
         assert store_view.read(path) == ((-1, 0), {})
 
 
