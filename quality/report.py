@@ -98,7 +98,8 @@ def as_json(results):
              "wall": round(r.outcome.wall, 2),
              "test_seconds": r.outcome.test_seconds, "size": r.outcome.size,
              "unit": r.outcome.unit, "counterexample": r.outcome.counterexample,
-             "error": r.outcome.error[:500]} for r in results]
+             "error": r.outcome.error[:500],
+             "output": "" if r.outcome.caught else r.outcome.output[-3000:]} for r in results]
 
 
 def main(argv=None):

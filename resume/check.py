@@ -116,7 +116,8 @@ def counterexample(report):
     if "(" in head and not head.endswith("("):  # all on one line: name(a=1, b=2)
         args = head[head.index("(") + 1:head.rindex(")")]
     else:
-        args = "".join(re.sub(r"\s+#.*$", "", line).strip() for line in example[1:-1])
+        args = "".join(re.sub(r"\s+#.*$", "", line).strip() for line in example[1:-1]
+                       if not line.lstrip().startswith(("#", "impl=")))  # impl: the fixture
     return text, len(args), "chars"
 
 
