@@ -22,7 +22,8 @@ mutant still runs the whole suite.
 A mutant whose suite runs past ``--timeout`` is ended and counted apart
 ("timeout"; cosmic-ray would count it killed). ``--budget`` bounds the whole
 run: mutants not started by then are "not run", and the score covers the
-mutants that ran.
+mutants that ran (they run in a fixed shuffled order, so a cut-short run is a
+fair sample of the file).
 
 The plain sequential way, with cosmic-ray's own session and report, is
 ``quality/cosmic-ray.toml`` (see quality/MUTATION.md); it takes hours here.
@@ -32,6 +33,7 @@ import argparse
 import collections
 import concurrent.futures
 import json
+import random
 import os
 import pathlib
 import re
@@ -146,6 +148,9 @@ def run(args):
         shutil.copy2(copy / TARGET, copy / ".original-client.py")
         copies.append(copy)
     mutants = list_mutants(copies[0])
+    # A fixed shuffle: a run cut short by --budget is then a fair sample of
+    # the whole file, not its first steps only.
+    random.Random(args.seed).shuffle(mutants)
     if args.limit:
         mutants = mutants[:args.limit]
     print(f"{len(mutants)} mutants of {TARGET}; {args.jobs} workers in {base}; "
@@ -223,6 +228,7 @@ def main(argv=None):
     running.add_argument("--budget", type=float, default=4 * 3600, help="seconds for the whole run")
     running.add_argument("--timeout", type=float, default=300, help="seconds for one mutant")
     running.add_argument("--limit", type=int, help="only the first N mutants (a trial)")
+    running.add_argument("--seed", type=int, default=0, help="of the order the mutants run in")
     running.add_argument("--workdir", help="where the copies go (default: a new temp folder)")
     running.add_argument("--out", default="mutation.jsonl", help="one JSON line per mutant")
     testing = commands.add_parser("test", help="(the test command cosmic-ray runs per mutant)")
