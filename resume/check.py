@@ -100,25 +100,36 @@ def counterexample(report):
         return None
     prefix = line[:found.start()]
     example = [line[found.start():]]
+    ended = "(" in line and not line.endswith("(")  # the call all on one line
     for line in lines[index + 1:]:
         if not line.startswith(prefix):
             break
         line = line[len(prefix):]
-        example.append(line)
-        if line in (")", "state.teardown()"):
+        if ended and not line.startswith("Draw "):  # st.data() draws follow the call
             break
+        if line.lstrip().startswith("impl=<module "):
+            continue  # the implementation fixture: the learner's own file, not an input
+        example.append(line)
+        if line == "state.teardown()":
+            break
+        ended = ended or line == ")"
     text = "\n".join(example)
     calls = [line for line in example[1:] if line.startswith("state.") and line != "state.teardown()"]
     if any(line.startswith("state = ") for line in example):
         invariants = _invariants(example)
         return text, sum(1 for c in calls if _name(c) not in invariants), "steps"
     head = example[0]
+    inputs = []
     if "(" in head and not head.endswith("("):  # all on one line: name(a=1, b=2)
-        args = head[head.index("(") + 1:head.rindex(")")]
-    else:
-        args = "".join(re.sub(r"\s+#.*$", "", line).strip() for line in example[1:-1]
-                       if not line.lstrip().startswith(("#", "impl=")))  # impl: the fixture
-    return text, len(args), "chars"
+        inputs.append(head[head.index("(") + 1:head.rindex(")")])
+    for line in example[1:]:
+        line = re.sub(r"\s+#.*$", "", line).strip()
+        if line.startswith("Draw "):  # "Draw 1: value" or "Draw 1 (label): value"
+            line = line.split(": ", 1)[-1]
+        elif line.startswith("#") or line == ")":
+            continue
+        inputs.append(line)
+    return text, len("".join(inputs)), "chars"
 
 
 def _name(call):
