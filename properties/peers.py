@@ -17,6 +17,8 @@ what it cannot do, all on 127.0.0.1:
   the socket stays open: the only way to make run_client's RESUME drain fail
   (a real drain of 10 bytes never blocks, and when a real one raises, asyncio
   has already closed the socket itself);
+* ``publisher_idle()``: whether a publisher (or any server with ``idle()``)
+  saw every client go away within a bound;
 * ``stuff_write_buffer()``: fills a real writer's buffer past its high-water
   mark, so that its next ``drain()`` and ``wait_closed()`` block (with a
   stalled ``Peer``).
@@ -250,6 +252,16 @@ def faulty_first_drain(fault):
         yield made
     finally:
         asyncio.open_connection = real
+
+
+async def publisher_idle(publisher, within=1.0):
+    """True if every session the publisher served ended (its client went away) within ``within`` s."""
+    await asyncio.sleep(0.01)  # let the server accept a connection still queued
+    try:
+        await asyncio.wait_for(publisher.idle(), within)
+    except TimeoutError:
+        return False
+    return True
 
 
 async def stuff_write_buffer(writer):

@@ -6,11 +6,28 @@ instead of a suite that never ends.
 """
 
 import asyncio
+import gc
 
 HUNG = "hung"
 RETURNED = "returned"
 RAISED = "raised"
 CANCELLED = "cancelled"
+
+
+def run(coroutine):
+    """``asyncio.run(coroutine)``, then collect garbage at once.
+
+    Whatever a broken implementation left behind (an unclosed transport, a
+    task whose error nobody retrieved, a coroutine never awaited) is then
+    finalized here, inside the test that made it, not at some later moment
+    in another test (where, on CPython 3.11, a finalizer running inside
+    pytest's report can even crash it: "AST constructor recursion depth
+    mismatch").
+    """
+    try:
+        return asyncio.run(coroutine)
+    finally:
+        gc.collect()
 
 
 async def outcome_within(awaitable, seconds):

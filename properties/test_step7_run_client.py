@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 
 from properties import leaks, peers, store_view
 from properties import strategies as sts
-from properties.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within
+from properties import tasks
+from properties.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -60,16 +61,6 @@ def assert_store_closed(path):
     assert leaks.descriptors_on(path) == [], "run_client left its store connection open"
 
 
-async def publisher_idle(publisher):
-    """True if every session the publisher served has ended (the client closed)."""
-    await asyncio.sleep(0.01)  # let the server accept a connection still queued
-    try:
-        await asyncio.wait_for(publisher.idle(), PEER_ENDS_WITHIN)
-    except TimeoutError:
-        return False
-    return True
-
-
 # ------------------------------------------------- before anything is opened
 
 
@@ -77,7 +68,7 @@ async def publisher_idle(publisher):
 def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, timeout):
     with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
         path = os.path.join(folder, "store.db")
-        kind, value = asyncio.run(outcome_within(impl.run_client(HOST, listener.port, path, timeout), SLACK))
+        kind, value = tasks.run(outcome_within(impl.run_client(HOST, listener.port, path, timeout), SLACK))
         assert kind == RAISED and isinstance(value, ValueError), f"{kind} {value!r}"
         assert os.listdir(folder) == [], "a store file was created"
         assert not listener.reached(), "a connection was attempted"
@@ -86,7 +77,7 @@ def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, timeout):
 def test_the_store_is_opened_before_the_connection(impl):
     with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
         path = os.path.join(folder, "missing", "store.db")  # a folder that does not exist
-        kind, value = asyncio.run(outcome_within(impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK))
+        kind, value = tasks.run(outcome_within(impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK))
         assert kind == RAISED and isinstance(value, sqlite3.Error), f"{kind} {value!r}"
         assert not listener.reached(), "connected before opening the store"
 
@@ -99,7 +90,7 @@ def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
         return outcome
 
     with store_view.temp_store_path() as path:
-        kind, value = asyncio.run(scenario(path))
+        kind, value = tasks.run(scenario(path))
         assert kind == RAISED and isinstance(value, ConnectionRefusedError), f"{kind} {value!r}"
         assert store_view.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
         with sqlite3.connect(path, timeout=0) as con:
@@ -117,7 +108,7 @@ def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store
         return outcome
 
     with store_view.temp_store_path() as path:
-        kind, value = asyncio.run(scenario(path))
+        kind, value = tasks.run(scenario(path))
         assert kind == RAISED and isinstance(value, ConnectionError), f"{kind} {value!r}"
         assert store_view.read(path) == ((-1, 0), {})
 
@@ -149,11 +140,11 @@ def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, f
                 closed = await leaks.socket_closed(made[0].get_extra_info("socket"), within=0.2)
                 if not closed:
                     made[0].transport.abort()
-                ended = await publisher_idle(publisher)
+                ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return outcome, elapsed, closed, ended
 
     with store_view.temp_store_path() as path:
-        seen = asyncio.run(scenario(path))
+        seen = tasks.run(scenario(path))
         if seen is None:
             pytest.skip("the implementation does not connect through asyncio.open_connection")
         (kind, value), elapsed, closed, ended = seen
@@ -201,7 +192,7 @@ def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_noth
         if base >= 0 or ledger:
             store_view.prefill(path, cursor, total + sum(applied), ledger)
         log = [(first + i, delta) for i, delta in enumerate(applied + fresh)]
-        results, calls, publisher = asyncio.run(run_twice(impl, path, log, first, cursor - redelivered))
+        results, calls, publisher = tasks.run(run_twice(impl, path, log, first, cursor - redelivered))
         stored = store_view.read(path)
 
     assert publisher.sessions[0].resume == b"RESUME %d\n" % cursor
@@ -225,7 +216,7 @@ async def run_twice(impl, path, log, start, acked):
             assert kind == RETURNED, f"{kind} {value!r}"
             results.append(value)
             assert_store_closed(path)
-            assert await publisher_idle(publisher), "the publisher never saw the connection end"
+            assert await peers.publisher_idle(publisher, PEER_ENDS_WITHIN), "the publisher never saw the connection end"
     return results, calls, publisher
 
 
@@ -246,7 +237,7 @@ def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
         return outcome, elapsed, ended
 
     with store_view.temp_store_path() as path:
-        (kind, value), elapsed, ended = asyncio.run(scenario(path))
+        (kind, value), elapsed, ended = tasks.run(scenario(path))
         assert kind == RAISED and isinstance(value, ValueError), f"{kind} {value!r}"
         assert elapsed < timeout / 2, f"{elapsed:.2f} s: the line should fail at the 64-byte limit"
         assert ended
@@ -266,18 +257,14 @@ def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket(impl)
     landed = []
     for iterations in range(1, 300):
         with store_view.temp_store_path() as path:
-            accepted, kind, acks, ended = asyncio.run(cancel_a_run(impl, path, iterations))
+            accepted, kind, acks, ended = tasks.run(cancel_a_run(impl, path, iterations))
             (last, total), ledger = store_view.read(path)
         if not accepted:  # the run was over before the cancel: every point has been hit
             break
         where = f"cancelled after {iterations} turns ({kind}, ACKs {acks}, ledger {ledger})"
-        if kind == RETURNED:
-            # Python 3.11's asyncio.wait_for can swallow a cancellation that
-            # arrives as its inner wait completes (CPython gh-86296); the run
-            # then goes on. Accepted here only if it really went on to the end.
-            assert ledger == dict(LOG), f"{where}: returned early after a cancellation"
-        else:
-            assert kind == CANCELLED, where
+        # A cancellation that arrived before the end must propagate, even one that
+        # lands as a wait completes (asyncio.wait_for on 3.11 drops it: gh-86296).
+        assert kind == CANCELLED, f"{where}: the cancellation did not propagate"
         assert ended, f"{where}: the publisher never saw the connection end"
         assert ledger == dict(LOG[: len(ledger)]) and last == len(ledger) - 1, where
         assert total == sum(delta for _, delta in LOG[: len(ledger)]), where
@@ -294,7 +281,7 @@ async def cancel_a_run(impl, path, iterations):
         accepted = await cancel_after(task, iterations)
         kind, _ = await outcome_of(task, TIMEOUT + SLACK)
         assert_store_closed(path)  # the cancelled task still holds its frames
-        ended = await publisher_idle(publisher)
+        ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
     return accepted, kind, publisher.acks, ended
 
 
@@ -312,11 +299,11 @@ def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl
             task.cancel()
             kind, _ = await outcome_of(task, TIMEOUT + SLACK)
             assert_store_closed(path)
-            ended = await publisher_idle(publisher)
+            ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return kind, ended, publisher.acks
 
     with store_view.temp_store_path() as path:
-        kind, ended, acks = asyncio.run(scenario(path))
+        kind, ended, acks = tasks.run(scenario(path))
         assert kind == CANCELLED
         assert ended, "the publisher never saw the connection end"
         assert acks == [], "event 0 was ACKed before before_ack completed"
