@@ -21,7 +21,7 @@ not promise the format; if it changes, this is the one place to adapt.
 import re
 from dataclasses import dataclass, field
 
-_HEADER = re.compile(r"^(\S+::\S+):$")
+_HEADER = re.compile(r"^(\S+::.+):$")  # parametrized ids may hold spaces
 _PHASE = re.compile(r"^  - during (\w+) phase \(([\d.]+) seconds\):$")
 _CASES = re.compile(r"^    - (\d+) passing, (\d+) failing, and (\d+) invalid test cases$")
 _EVENT = re.compile(r"^      \* ([\d.]+)%, (.*)$")

@@ -1,0 +1,493 @@
+"""The benchmark: measured figures for the suite, printed as Markdown and written to BENCHMARKS.md.
+
+    python scripts/bench.py                      # everything; several minutes on 2 cores
+    python scripts/bench.py --only commits,strategies --no-write
+
+Sections (``--only`` takes a comma-separated list of these names):
+
+* ``suite``      - the whole suite's wall time (properties/ + stateful/) under
+  ``dev`` and ``ci``, serial and with ``-n 2``; from the serial ``dev`` run,
+  examples per second of each property test and steps per second of each
+  state machine (``bench_plugin.py``).
+* ``catch``      - time to catch each known bug of quality/ under ``dev``,
+  through quality's own runner (``quality.meta.run_all``).
+* ``strategies`` - the targeted frame strategies of properties/strategies.py
+  against a plain ``st.binary(max_size=70)`` on the parse-step (step 1)
+  known bugs: examples and seconds until the bug is caught, medians over
+  several seeds, and their ratio.
+* ``commits``    - ``apply_event`` commits per second against the floor: the
+  same SQL in one raw sqlite3 transaction per event on the same kind of
+  temporary file.
+
+It is a script, not a test: it asserts nothing and only reports. Every suite
+run gets a fresh, empty Hypothesis example database, so that nothing saved
+earlier is replayed. The machine it ran on is recorded with the figures; a
+loaded machine makes every time longer, and ratios are the sturdier figures.
+"""
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import pathlib
+import platform
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SCRIPTS = pathlib.Path(__file__).resolve().parent
+PROJECT_ROOT = SCRIPTS.parent
+sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
+
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from resume import loader  # noqa: E402
+
+SECTIONS = ("suite", "catch", "strategies", "commits")
+COMMAND = "python scripts/bench.py"
+SUITE = ["properties", "stateful"]
+SUITE_TIMEOUT = 900  # seconds; a suite run longer than this is reported as such
+
+# ---------------------------------------------------------------- the machine
+
+
+def machine():
+    """nproc, CPU model, Python and Hypothesis versions, load, date."""
+    import hypothesis
+
+    cpu = "unknown"
+    with contextlib.suppress(OSError):
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    load = " / ".join(f"{value:.2f}" for value in os.getloadavg())
+    return [
+        ("nproc", str(os.cpu_count())),
+        ("CPU", cpu),
+        ("Python", platform.python_version()),
+        ("Hypothesis", hypothesis.__version__),
+        ("load average (1/5/15 min) at start", load),
+        ("date (UTC)", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")),
+    ]
+
+
+# ---------------------------------------------------------------- the suite
+
+
+def run_suite(profile, workers, extra=(), env_extra=None):
+    """One pytest run of the suite; (seconds, last summary line, exit code)."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE, *extra]
+    if workers > 1:
+        command += ["-n", str(workers)]
+    with tempfile.TemporaryDirectory(prefix="bench-db-") as storage:
+        env = dict(os.environ, HYPOTHESIS_PROFILE=profile, HYPOTHESIS_STORAGE_DIRECTORY=storage)
+        env.pop("HYPOTHESIS_DATABASE", None)  # nothing shared, nothing replayed
+        env.update(env_extra or {})
+        started = time.monotonic()
+        try:
+            done = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True,
+                                  text=True, timeout=SUITE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return time.monotonic() - started, f"stopped after {SUITE_TIMEOUT} s", None
+        seconds = time.monotonic() - started
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    summary = lines[-1].strip("= ") if lines else done.stderr.strip()[-200:]
+    summary = re.sub(r" in [\d.]+s.*$", "", summary)
+    return seconds, summary, done.returncode
+
+
+def xdist_available():
+    try:
+        import xdist  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def suite_section():
+    """Wall times, and per-test rates from the serial dev run."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-rates-") as folder:
+        results = pathlib.Path(folder) / "results.jsonl"
+        env_extra = {"BENCH_RESULTS": str(results),
+                     "PYTHONPATH": os.pathsep.join(p for p in (str(SCRIPTS), os.environ.get("PYTHONPATH")) if p)}
+        for profile in ("dev", "ci"):
+            for workers in (1, 2):
+                if workers > 1 and not xdist_available():
+                    rows.append((profile, f"-n {workers}", "n/a", "pytest-xdist not installed (extra [xdist])"))
+                    continue
+                # The serial dev run also measures each test (statistics on, the step counter).
+                measured = profile == "dev" and workers == 1
+                extra = ["-p", "bench_plugin", "--hypothesis-show-statistics"] if measured else []
+                print(f"[bench] suite under {profile}, {'serial' if workers == 1 else f'-n {workers}'}...",
+                      file=sys.stderr, flush=True)
+                seconds, summary, code = run_suite(profile, workers, extra, env_extra if measured else None)
+                rows.append((profile, "serial" if workers == 1 else f"-n {workers}", f"{seconds:.1f}", summary))
+        records = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
+    return rows, records
+
+
+def rates_tables(records):
+    """Examples per second for properties, steps per second for state machines."""
+    machines = [r for r in records if r["steps"] is not None]
+    properties = [r for r in records if r["steps"] is None and r["cases"]]
+    others = [r for r in records if r["steps"] is None and not r["cases"]]
+    props = [(r["nodeid"], str(r["cases"]), f"{r['seconds']:.2f}", f"{r['cases'] / max(r['seconds'], 1e-9):.0f}")
+             for r in sorted(properties, key=lambda r: r["nodeid"])]
+    steps = [(r["nodeid"], str(r["machines"]), str(r["steps"]), f"{r['seconds']:.2f}",
+              f"{r['steps'] / max(r['seconds'], 1e-9):.1f}")
+             for r in sorted(machines, key=lambda r: r["nodeid"])]
+    plain = [(r["nodeid"], f"{r['seconds']:.2f}") for r in sorted(others, key=lambda r: r["nodeid"])]
+    return props, steps, plain
+
+
+# ---------------------------------------------------------------- known bugs
+
+
+def catch_section(only_bugs=None):
+    """Time to catch each known bug, through quality's runner; None if quality/ has none yet."""
+    try:
+        from quality import bugs as known
+        from quality import meta
+    except ImportError as error:
+        return None, f"quality/ has no runner yet ({error})"
+    selected = [bug for bug in known.BUGS if not only_bugs or bug.id in only_bugs]
+    print(f"[bench] the suite against {len(selected)} known bugs ({meta.jobs()} at a time)...",
+          file=sys.stderr, flush=True)
+    results = meta.run_all(selected, reference=False)
+    rows = []
+    for result in results:
+        bug, outcome = result.bug, result.outcome
+        size = "-" if getattr(outcome, "size", None) is None else f"{outcome.size} {outcome.unit}"
+        rows.append((str(bug.step), bug.id,
+                     outcome.test if outcome.caught else f"NOT CAUGHT ({outcome.status})",
+                     f"{outcome.wall:.1f}", f"{outcome.test_seconds:.1f}" if outcome.caught else "", size))
+    return rows, None
+
+
+# ---------------------------------------------------------------- strategies vs binary
+
+SEEDS = (1, 2, 3)
+SEARCH_MAX_EXAMPLES = 10000  # a search that has not caught the bug by then gives up
+SEARCH_MAX_SECONDS = 3.0  # ... and so does one that has run this long
+
+# A strict reading of SPEC.md step 1 and decisions 2 and 13, written here
+# without regex or int() so that it shares no pitfall with an implementation.
+_DIGITS = b"0123456789"
+
+
+def _number(text, signed):
+    negative = signed and text.startswith(b"-")
+    body = text[1:] if negative else text
+    if not body or any(b not in _DIGITS for b in body) or (body[0:1] == b"0" and len(body) > 1):
+        return None
+    if negative and body == b"0":
+        return None
+    value = 0
+    for b in body:
+        value = value * 10 + (b - 48)
+    return -value if negative else value
+
+
+def strict_grammar(line):
+    """(seq, delta) if ``line`` is one valid frame, else None."""
+    if not isinstance(line, bytes) or len(line) > 64 or not line.endswith(b"\n"):
+        return None
+    fields = line[:-1].split(b" ")
+    if len(fields) != 3 or fields[0] != b"EVENT":
+        return None
+    seq, delta = _number(fields[1], False), _number(fields[2], True)
+    if seq is None or delta is None or not 0 <= seq <= 2147483647 or not -1000 <= delta <= 1000:
+        return None
+    return seq, delta
+
+
+def agrees(impl, line):
+    expected = strict_grammar(line)
+    try:
+        got = impl.parse_line(line)
+    except ValueError:
+        return expected is None
+    return got == expected
+
+
+def targeted_frames():
+    """The union the suite's near-miss property draws from (properties/strategies.py)."""
+    from properties import strategies as sts
+
+    parts = [getattr(sts, name)() for name in ("valid_frames", "invalid_frames", "mutated_frames",
+                                               "frame_like_bytes") if hasattr(sts, name)]
+    return st.one_of(parts)
+
+
+def search(impl, strategy, seed_value):
+    """(examples, seconds, caught): until ``impl`` disagrees with the grammar, or the search gave up."""
+    found = {}
+    count = [0]
+
+    @seed(seed_value)
+    @settings(max_examples=SEARCH_MAX_EXAMPLES, database=None, deadline=None, derandomize=False,
+              phases=[Phase.generate], report_multiple_bugs=False,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def property_(line):
+        if found:  # Hypothesis replays the failure once more: not a new example
+            raise AssertionError("caught") if found["at"][2] else _OutOfTime
+        count[0] += 1
+        if time.monotonic() - started > SEARCH_MAX_SECONDS:
+            found["at"] = (count[0], time.monotonic() - started, False)
+            raise _OutOfTime  # ends the search (Hypothesis stops at the first failure)
+        if not agrees(impl, line):
+            found["at"] = (count[0], time.monotonic() - started, True)
+            raise AssertionError("caught")
+
+    started = time.monotonic()
+    try:
+        property_()
+    except (AssertionError, _OutOfTime, ExceptionGroup):
+        pass
+    return found.get("at", (count[0], time.monotonic() - started, False))
+
+
+class _OutOfTime(Exception):
+    """Raised inside a search that has used up its seconds, to end it."""
+
+
+def step1_bugs():
+    """The parse-step known bugs of quality/, each loaded as a module; [] if none yet."""
+    try:
+        from quality import bugs as known
+        from quality import meta
+    except ImportError:
+        return [], None
+    selected = [bug for bug in known.BUGS if bug.step == 1]
+    folder = tempfile.TemporaryDirectory(prefix="bench-step1-bugs-")
+    paths = meta.write_bugs(folder.name, selected)
+    return [(bug, loader.load(paths[bug.id])) for bug in selected], folder
+
+
+def censored_median(runs, index):
+    """The median of ``runs[i][index]`` over the seeds, and whether it is only a lower bound.
+
+    A search that gave up counts with what it spent, marked as a lower bound
+    (the bug would have needed more); so the median is honest about it.
+    """
+    ordered = sorted(runs, key=lambda run: (run[index], not run[2]))
+    middle = ordered[len(ordered) // 2]
+    return middle[index], not middle[2]
+
+
+def _fmt(median, pattern):
+    value, lower_bound = median
+    return (">" if lower_bound else "") + pattern.format(value)
+
+
+def _ratio(binary, targeted):
+    """How many times more the plain strategy needed than the targeted one."""
+    (b, b_bound), (t, t_bound) = binary, targeted
+    if t_bound:
+        return "? (targeted gave up too)" if b_bound else "< " + f"{b / max(t, 1e-9):.1f}x"
+    return (">" if b_bound else "") + f"{b / max(t, 1e-9):.0f}x"
+
+
+def strategies_section():
+    modules, folder = step1_bugs()
+    if not modules:
+        return None, "no parse-step (step 1) known bugs in quality/ yet"
+    rows = []
+    with folder:
+        for bug, impl in modules:
+            print(f"[bench] strategies on {bug.id}...", file=sys.stderr, flush=True)
+            medians = {}
+            for name, strategy in (("targeted", targeted_frames()), ("binary", st.binary(max_size=70))):
+                runs = [search(impl, strategy, s) for s in SEEDS]
+                caught = sum(run[2] for run in runs)
+                medians[name] = (f"{caught}/{len(SEEDS)}", censored_median(runs, 0), censored_median(runs, 1))
+            (t_caught, t_examples, t_seconds), (b_caught, b_examples, b_seconds) = medians["targeted"], medians["binary"]
+            rows.append((bug.id,
+                         t_caught, _fmt(t_examples, "{:.0f}"), _fmt(t_seconds, "{:.3f}"),
+                         b_caught, _fmt(b_examples, "{:.0f}"), _fmt(b_seconds, "{:.3f}"),
+                         _ratio(b_examples, t_examples), _ratio(b_seconds, t_seconds)))
+    return rows, None
+
+
+# ---------------------------------------------------------------- commits
+
+COMMIT_EVENTS = 300
+COMMIT_REPEATS = 3
+_FLOOR_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS checkpoint("
+    "id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ledger(seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)",
+    "INSERT OR IGNORE INTO checkpoint(id, last, total) VALUES (1, -1, 0)",
+)
+
+
+def impl_commits_per_second(impl, path):
+    con = impl.open_store(str(path))
+    try:
+        started = time.perf_counter()
+        for seq in range(COMMIT_EVENTS):
+            impl.apply_event(con, seq, (seq % 7) - 3)
+        return COMMIT_EVENTS / (time.perf_counter() - started)
+    finally:
+        con.close()
+
+
+def floor_commits_per_second(path):
+    """The same SQL, one raw sqlite3 transaction per event: what a commit costs at least."""
+    con = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)
+    try:
+        for statement in _FLOOR_SCHEMA:
+            con.execute(statement)
+        started = time.perf_counter()
+        for seq in range(COMMIT_EVENTS):
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
+            con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, (seq % 7) - 3))
+            con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", ((seq % 7) - 3,))
+            con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+            con.execute("COMMIT")
+        return COMMIT_EVENTS / (time.perf_counter() - started)
+    finally:
+        con.close()
+
+
+def commits_section():
+    impl = loader.chosen()
+    impl_rates, floor_rates = [], []
+    with tempfile.TemporaryDirectory(prefix="bench-commits-") as folder:
+        for repeat in range(COMMIT_REPEATS):
+            # Alternate the order, so that a change in the machine's load hits both alike.
+            order = ("impl", "floor") if repeat % 2 == 0 else ("floor", "impl")
+            for which in order:
+                path = pathlib.Path(folder) / f"{which}-{repeat}.db"
+                if which == "impl":
+                    impl_rates.append(impl_commits_per_second(impl, path))
+                else:
+                    floor_rates.append(floor_commits_per_second(path))
+    impl_rate, floor_rate = statistics.median(impl_rates), statistics.median(floor_rates)
+    return impl_rate, floor_rate, impl_rate / floor_rate
+
+
+# ---------------------------------------------------------------- output
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(str(cell).replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def report(figures, only):
+    out = ["# Benchmarks", "",
+           f"Produced by one command, `{COMMAND}`"
+           + (f" (this run: `--only {','.join(only)}`)" if set(only) != set(SECTIONS) else "")
+           + f", from the project root; `{COMMAND} --help` says what each section measures.",
+           f"Implementation measured: `{loader.chosen_path().relative_to(PROJECT_ROOT) if loader.chosen_path().is_relative_to(PROJECT_ROOT) else loader.chosen_path()}`.",
+           "", "## The machine", "", table(["what", "value"], figures["machine"]), "",
+           "The machine is shared: the load average above says how busy it was. Times grow with load;",
+           "ratios (both sides measured in the same minutes) are the sturdier figures."]
+    if "commits" in figures:
+        impl_rate, floor_rate, ratio = figures["commits"]
+        out += ["", "## apply_event commits per second against the raw sqlite3 floor", "",
+                f"{COMMIT_EVENTS} new events, each committed on its own, on a temporary file "
+                f"(sqlite3 defaults: rollback journal, synchronous=FULL), median of {COMMIT_REPEATS} runs.",
+                "The floor is the same SQL (`BEGIN IMMEDIATE`, read the checkpoint, insert the ledger row,",
+                "update total, update last, `COMMIT`) through a plain sqlite3 connection.", "",
+                table(["", "commits/s"], [("apply_event", f"{impl_rate:.0f}"),
+                                          ("raw sqlite3 floor", f"{floor_rate:.0f}"),
+                                          ("ratio apply_event / floor", f"{ratio:.2f}")])]
+    if "strategies" in figures:
+        rows, why = figures["strategies"]
+        out += ["", "## Targeted frame strategies against st.binary(max_size=70), parse-step bugs", ""]
+        if rows is None:
+            out += [f"To be filled: {why}."]
+        else:
+            out += [f"Property: `parse_line(line)` raises ValueError exactly when a strict grammar (written in the",
+                    "benchmark) rejects `line`, and otherwise returns the grammar's tuple. Each search is Hypothesis's",
+                    f"generate phase alone (no database, no shrinking), seeds {', '.join(map(str, SEEDS))}; it gives up at "
+                    f"{SEARCH_MAX_EXAMPLES} examples or {SEARCH_MAX_SECONDS:.0f} s. Medians over the seeds; a search that gave up",
+                    "counts with what it spent, and `>` marks a median that is only a lower bound.",
+                    "Targeted = the union the suite's near-miss property draws from: valid_frames | invalid_frames |",
+                    "mutated_frames | frame_like_bytes (properties/strategies.py).", "",
+                    table(["bug", "targeted caught", "targeted examples", "targeted s",
+                           "binary caught", "binary examples", "binary s",
+                           "examples ratio (binary/targeted)", "seconds ratio"], rows)]
+    if "suite" in figures:
+        walls, (props, steps, plain) = figures["suite"]
+        out += ["", "## The whole suite's wall time (properties/ + stateful/)", "",
+                "Each run: `python -m pytest -q properties stateful [-n 2]` with `HYPOTHESIS_PROFILE` set and a fresh,",
+                "empty example database; the serial `dev` run also carries the measuring plugin and statistics.", "",
+                table(["profile", "workers", "wall s", "result"], walls),
+                "", "## Examples per second, each property test (serial dev run)", "",
+                "Test cases Hypothesis ran (all phases) over the seconds of the test's call.", "",
+                table(["test", "examples", "s", "examples/s"], props),
+                "", "## Steps per second, each state machine (serial dev run)", "",
+                "Rule steps executed (counted after each step, see scripts/bench_plugin.py) over the test's seconds.", "",
+                table(["state machine", "runs", "steps", "s", "steps/s"], steps)]
+        if plain:
+            out += ["", "Tests without Hypothesis (a fixed scenario):", "", table(["test", "s"], plain)]
+    if "catch" in figures:
+        rows, why = figures["catch"]
+        out += ["", "## Time to catch each known bug under dev (quality/)", ""]
+        if rows is None:
+            out += [f"To be filled: {why}."]
+        else:
+            caught = [float(r[3]) for r in rows if not r[2].startswith("NOT CAUGHT")]
+            out += ["The suite (`dev`, fresh example database, `-x`) against each known bug, through quality's runner",
+                    "(`quality.meta.run_all`): seconds from pytest's start to the first failure, the catching test's",
+                    "own seconds, and the shrunk counterexample's size.", "",
+                    table(["step", "bug", "caught by", "first failure s", "test s", "counterexample"], rows), "",
+                    f"Caught {len(caught)}/{len(rows)}"
+                    + (f"; median {statistics.median(caught):.1f} s, worst {max(caught):.1f} s to the first failure."
+                       if caught else ".")]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                     epilog=__doc__.split("\n\n", 2)[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated")
+    parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
+    parser.add_argument("--bugs", help="catch: only these known bugs (ids, comma-separated)")
+    parser.add_argument("--impl", help="implementation file (default: $RESUME_IMPL, else resume/client.py)")
+    options = parser.parse_args(argv)
+    only = [name for name in options.only.split(",") if name]
+    unknown = set(only) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(sorted(unknown))}; choose from {', '.join(SECTIONS)}")
+    loader.choose(options.impl)
+    if options.impl:
+        os.environ[loader.ENV_VAR] = str(loader.chosen_path())  # the suite runs check it too
+
+    figures = {"machine": machine()}
+    if "commits" in only:
+        print("[bench] commits...", file=sys.stderr, flush=True)
+        figures["commits"] = commits_section()
+    if "strategies" in only:
+        figures["strategies"] = strategies_section()
+    if "suite" in only:
+        walls, records = suite_section()
+        figures["suite"] = (walls, rates_tables(records))
+    if "catch" in only:
+        figures["catch"] = catch_section(options.bugs.split(",") if options.bugs else None)
+
+    text = report(figures, only)
+    print(text)
+    if not options.no_write:
+        (PROJECT_ROOT / "BENCHMARKS.md").write_text(text)
+        print(f"[bench] written to {PROJECT_ROOT / 'BENCHMARKS.md'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
