@@ -8,6 +8,8 @@ instead of a suite that never ends.
 import asyncio
 import gc
 
+from properties import leaks
+
 HUNG = "hung"
 RETURNED = "returned"
 RAISED = "raised"
@@ -15,19 +17,21 @@ CANCELLED = "cancelled"
 
 
 def run(coroutine):
-    """``asyncio.run(coroutine)``, then collect garbage at once.
+    """``asyncio.run(coroutine)``; if it left file descriptors open, collect garbage at once.
 
-    Whatever a broken implementation left behind (an unclosed transport, a
-    task whose error nobody retrieved, a coroutine never awaited) is then
-    finalized here, inside the test that made it, not at some later moment
-    in another test (where, on CPython 3.11, a finalizer running inside
-    pytest's report can even crash it: "AST constructor recursion depth
-    mismatch").
+    Whatever a broken implementation left behind (an unclosed transport or
+    store) is then finalized here, inside the test that made it, not at some
+    later moment in another test (where, on CPython 3.11, a finalizer running
+    inside pytest's report can even crash it: "AST constructor recursion
+    depth mismatch"). A full collection costs tens of milliseconds, so it
+    runs only when something was left open.
     """
+    before = leaks.descriptor_count()
     try:
         return asyncio.run(coroutine)
     finally:
-        gc.collect()
+        if leaks.descriptor_count() > before:
+            gc.collect()
 
 
 async def outcome_within(awaitable, seconds):
@@ -55,6 +59,19 @@ async def outcome_of(task, seconds):
     if task.exception() is not None:
         return RAISED, task.exception()
     return RETURNED, task.result()
+
+
+async def until(condition, task, seconds):
+    """Wait until ``condition()`` is true or ``task`` is done, for at most ``seconds``.
+
+    Returns ``condition()``. Never raises, so a test that then asserts on the
+    task's outcome always gets to retrieve it (an unretrieved task error is
+    logged at some random later moment).
+    """
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not condition() and not task.done() and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.001)
+    return condition()
 
 
 async def cancel_after(task, iterations):

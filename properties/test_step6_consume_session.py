@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from properties import leaks, peers, store_view
 from properties import strategies as sts
 from properties import tasks
-from properties.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within
+from properties.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -433,7 +433,7 @@ def test_a_session_cancelled_in_before_acks_awaitable_commits_but_never_acks(imp
         async with Publisher([(0, 5), (1, 7)]) as publisher:
             reader, writer = await connect(publisher.port)
             task = asyncio.create_task(impl.consume_session(reader, writer, con, TIMEOUT, before_ack))
-            await asyncio.wait_for(called.wait(), TIMEOUT)
+            await until(called.is_set, task, TIMEOUT)
             await asyncio.sleep(0.05)  # an ACK written too early would reach the publisher now
             task.cancel()
             outcome = await outcome_of(task, SLACK)
@@ -530,7 +530,7 @@ def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl
             start = asyncio.get_running_loop().time()
             task = asyncio.create_task(impl.consume_session(reader, fake, con, SHORT, before_ack))
             if cancelled:
-                await asyncio.wait_for(fake.entered.wait(), SHORT + SLACK)
+                await until(fake.entered.is_set, task, SHORT + SLACK)
                 task.cancel()
             outcome = await outcome_of(task, SHORT + SLACK)
             elapsed = asyncio.get_running_loop().time() - start

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from properties import leaks, peers, store_view
 from properties import strategies as sts
 from properties import tasks
-from properties.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within
+from properties.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -127,10 +127,7 @@ def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, f
                 start = asyncio.get_running_loop().time()
                 task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
                 if fault == "cancelled":
-                    async with asyncio.timeout(SLACK):
-                        while not made:
-                            await asyncio.sleep(0.001)
-                        await made[0].entered.wait()
+                    await until(lambda: made and made[0].entered.is_set(), task, SLACK)
                     task.cancel()
                 outcome = await outcome_of(task, timeout + SLACK)
                 elapsed = asyncio.get_running_loop().time() - start
@@ -295,7 +292,7 @@ def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl
 
         async with Publisher(LOG) as publisher:
             task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, TIMEOUT, before_ack))
-            await asyncio.wait_for(reached.wait(), TIMEOUT)
+            await until(reached.is_set, task, TIMEOUT)
             task.cancel()
             kind, _ = await outcome_of(task, TIMEOUT + SLACK)
             assert_store_closed(path)
