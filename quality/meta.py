@@ -61,22 +61,24 @@ def write_bugs(folder, selected=None, source=None):
     return paths
 
 
-def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=()):
-    """The suite against ``impl``, with a fresh example database and the dev profile."""
+def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None):
+    """The suite (or ``paths``) against ``impl``, with a fresh example database, under dev."""
     with tempfile.TemporaryDirectory(prefix="resume-quality-db-") as storage:
         env = dict(os.environ)
         env.pop("RESUME_IMPL", None)
         env["HYPOTHESIS_PROFILE"] = "dev"
         env["HYPOTHESIS_STORAGE_DIRECTORY"] = storage
-        return check.run_suite(impl, check.suite_paths(first_step=first_step),
-                               env=env, timeout=timeout, args=args)
+        if paths is None:
+            paths = check.suite_paths(first_step=first_step)
+        return check.run_suite(impl, paths, env=env, timeout=timeout, args=args)
 
 
-def run_all(selected=None, *, reference=True, workers=None, on_result=None):
+def run_all(selected=None, *, reference=True, workers=None, on_result=None, paths=None):
     """Run the suite against each bug (and the reference), ``workers`` at a time.
 
     Returns the results in the collection's order, the reference's first.
     ``on_result(result)`` is called as each one finishes (for progress).
+    ``paths`` runs only those test files or folders (say, stateful/ alone).
     """
     selected = list(selected or known.BUGS)
     with tempfile.TemporaryDirectory(prefix="resume-quality-bugs-") as folder:
@@ -86,7 +88,8 @@ def run_all(selected=None, *, reference=True, workers=None, on_result=None):
         with concurrent.futures.ThreadPoolExecutor(workers or jobs()) as pool:
             futures = {}
             for bug, path in work:
-                futures[pool.submit(run_one, path, bug.step if bug else None)] = bug
+                step = bug.step if bug else None
+                futures[pool.submit(run_one, path, step, paths=paths)] = bug
             results = {}
             for future in concurrent.futures.as_completed(futures):
                 result = Result(futures[future], future.result())

@@ -3,6 +3,7 @@
     python -m quality.report                 # every bug (2 at a time); a few minutes
     python -m quality.report --only reinit-cursor resume-minus-one
     python -m quality.report --json results.json
+    python -m quality.report --paths stateful --only reinit-cursor   # the state machines alone
 
 Columns: the step the bug breaks, the bug, the test that caught it, the
 seconds to the first failure (pytest's start included, see quality/meta.py),
@@ -19,6 +20,7 @@ import sys
 
 from quality import bugs as known
 from quality import meta
+from resume import check
 
 
 def _size(outcome):
@@ -110,6 +112,9 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, help="suites at once (default: cores, at most 2)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--examples", action="store_true", help="print every counterexample")
+    parser.add_argument("--paths", nargs="+", metavar="PATH",
+                        help="run only these test files or folders (e.g. stateful: the "
+                             "state machines alone), relative to the checkout")
     args = parser.parse_args(argv)
     by_id = {bug.id: bug for bug in known.BUGS}
     unknown = [i for i in args.only or () if i not in by_id]
@@ -122,8 +127,9 @@ def main(argv=None):
         print(f"  {name}: {result.outcome.status} in {result.outcome.wall:.1f} s",
               file=sys.stderr, flush=True)
 
+    paths = [check.ROOT / p for p in args.paths] if args.paths else None
     results = meta.run_all(selected, reference=not args.no_reference, workers=args.jobs,
-                           on_result=progress)
+                           on_result=progress, paths=paths)
     print(table(results))
     print()
     print(totals(results))
