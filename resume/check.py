@@ -10,6 +10,7 @@ Test files map to the contract's steps by name: ``properties/test_step<N>_*.py``
 is step N; ``stateful/`` is the protocol as a whole (steps 2-7).
 """
 
+import ast
 import dataclasses
 import os
 import pathlib
@@ -80,13 +81,14 @@ def suite_paths(root=ROOT, first_step=None):
     return [path for _, files in groups for path in files]
 
 
-def counterexample(report):
+def counterexample(report, invariants=None):
     """``(text, size, unit)`` of the first shrunk example in a failure report.
 
     ``report`` is pytest's text of the failure (the example sits among the
     ``E`` lines, or in an exception group's ``|`` lines). A state machine's
     size is its number of rule steps: ``state.x(...)`` lines, without the
-    invariant checks Hypothesis prints after each step (see ``_invariants``)
+    invariant checks Hypothesis prints after each step (``invariants``, the
+    names; guessed from the example if not given)
     and without teardown. A property's size is the length of its arguments'
     text, comments such as ``# or any other generated value`` left out.
     ``None`` if there is no Hypothesis example in the report.
@@ -116,7 +118,8 @@ def counterexample(report):
     text = "\n".join(example)
     calls = [line for line in example[1:] if line.startswith("state.") and line != "state.teardown()"]
     if any(line.startswith("state = ") for line in example):
-        invariants = _invariants(example)
+        if invariants is None:
+            invariants = _invariants(example)
         return text, sum(1 for c in calls if _name(c) not in invariants), "steps"
     head = example[0]
     inputs = []
@@ -136,11 +139,33 @@ def _name(call):
     return call[len("state."):].split("(", 1)[0]
 
 
+def invariant_names(root=ROOT):
+    """The names of the suite's ``@invariant()`` methods, read from stateful/'s source.
+
+    Hypothesis prints an invariant check as ``state.name()`` after every step,
+    so these lines are left out of a state machine's step count.
+    """
+    names = set()
+    for path in sorted((root / "stateful").glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for decorator in node.decorator_list:
+                    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                    name = getattr(target, "id", None) or getattr(target, "attr", None)
+                    if name == "invariant":
+                        names.add(node.name)
+    return names
+
+
 def _invariants(example):
-    # Hypothesis checks (and prints) every invariant right after creating the
-    # machine, then after each step: the run of argument-less calls that
-    # follows "state = X()" names them. (A machine with @initialize rules
-    # checks none there; then every call counts as a step.)
+    # Without the source at hand: Hypothesis checks (and prints) every
+    # invariant right after creating the machine, then after each step, so
+    # the run of argument-less calls right after "state = X()" names them
+    # (a machine with @initialize rules checks none there).
     names = set()
     after = [line for line in example if line.startswith("state")]
     for line in after[1:]:
@@ -173,10 +198,10 @@ def run_suite(impl, paths, *, root=ROOT, env=None, timeout=None, args=()):
             output, _ = process.communicate()
             return Outcome("timeout", time.monotonic() - started, output=output)
         wall = time.monotonic() - started
-        return _read(process.returncode, report, wall, output)
+        return _read(process.returncode, report, wall, output, invariant_names(root))
 
 
-def _read(returncode, report, wall, output):
+def _read(returncode, report, wall, output, invariants=None):
     if returncode == 5:
         return Outcome("no tests", wall, output=output)
     if returncode not in (0, 1) or not report.exists():
@@ -195,7 +220,8 @@ def _read(returncode, report, wall, output):
         message = problem.get("message") or ""
         found = _EXAMPLE_START.search(message)
         outcome.error = message[:found.start() if found else len(message)].strip()
-        example = counterexample(problem.text or "") or counterexample(message)
+        example = (counterexample(problem.text or "", invariants)
+                   or counterexample(message, invariants))
         if example:
             outcome.counterexample, outcome.size, outcome.unit = example
         else:  # a plain test, or an error outside Hypothesis
