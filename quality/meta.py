@@ -82,9 +82,9 @@ def run_all(selected=None, *, reference=True, workers=None, on_result=None, path
     """
     selected = list(selected or known.BUGS)
     with tempfile.TemporaryDirectory(prefix="resume-quality-bugs-") as folder:
-        paths = write_bugs(folder, selected)
+        files = write_bugs(folder, selected)
         work = [(None, REFERENCE)] if reference else []
-        work += [(bug, paths[bug.id]) for bug in selected]
+        work += [(bug, files[bug.id]) for bug in selected]
         with concurrent.futures.ThreadPoolExecutor(workers or jobs()) as pool:
             futures = {}
             for bug, path in work:
