@@ -11,8 +11,8 @@ the saved example, and the time to catch it would measure the database, not
 the suite. A fresh folder rather than no database at all, so that parallel
 runs never share one, and Hypothesis behaves exactly as on a first run.
 
-The test files of the bug's own step run first, then stateful/, then the
-other steps: whether the suite catches a bug does not depend on the order,
+The test files of the bug's own step run first, then the other steps, then
+the state machines of stateful/ (the slowest): whether the suite catches a bug does not depend on the order,
 but the time to the first failure does, and this is the order in which a
 learner working on one step would run them. Both times are kept: ``wall``
 (pytest start to the first failure, startup and the step's earlier tests
