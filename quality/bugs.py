@@ -386,3 +386,18 @@ import os
          "sends the cursor minus one (an off-by-one in RESUME)",
          (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME %d\n" % (last - 1 if last >= 0 else last))''')),
 ]
+
+# The bugs that the state machines of stateful/ must catch ON THEIR OWN (the
+# publisher, the store and real run_client sessions, without the property
+# files): the lab's protocol-level warnings. replay (step 4) is not among
+# them: the publisher is the server side and uses its own replay.
+PROTOCOL_BUGS = [
+    "reinit-cursor",
+    "cursor-first",
+    "total-separately",
+    "gap-applied",
+    "no-ack-for-duplicate",
+    "ack-before-commit",
+    "resume-minus-one",
+    "delete-store",
+]
