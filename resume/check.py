@@ -294,9 +294,9 @@ def check(impl, *, profile=None, out=sys.stdout, root=ROOT):
         if outcome.status == "failed":
             print(f"FAIL  ({outcome.wall:.1f} s)", file=out)
             print(f"      {outcome.test}", file=out)
-            if outcome.error and outcome.error != outcome.counterexample:
+            if outcome.error:
                 print(_indent(_shorten(outcome.error)), file=out)
-            if outcome.counterexample != outcome.error:
+            if outcome.counterexample and outcome.counterexample != outcome.error:
                 print(_indent(outcome.counterexample), file=out)
         else:
             print(f"{outcome.status.upper()}  (pytest could not run this step)", file=out)
