@@ -449,8 +449,9 @@ def test_a_session_cancelled_in_before_acks_awaitable_commits_but_never_acks(imp
 
 
 async def blocked_drain_session(impl, con, cancel_in_before_ack):
-    """A stalled peer sends one event and never reads: the ACK's drain blocks."""
-    async with peers.Peer(b"EVENT 0 5\n", eof=False, stall=True) as peer:
+    """A stalled peer sends two events and never reads: the first ACK's drain blocks
+    (so event 1 is never even read: a session that skipped the drain would commit it)."""
+    async with peers.Peer(b"EVENT 0 5\nEVENT 1 7\n", eof=False, stall=True) as peer:
         reader, writer = await asyncio.open_connection(HOST, peer.port, limit=LIMIT)
         writer.write(RESUME)
         await peers.stuff_write_buffer(writer)
