@@ -27,7 +27,6 @@ point; a closing wait that hangs or fails):
 import asyncio
 import dataclasses
 import errno
-import math
 
 import pytest
 from hypothesis import event, example, given, note
@@ -35,7 +34,7 @@ from hypothesis import strategies as st
 
 from properties import leaks, peers, store_view
 from properties import strategies as sts
-from properties import tasks
+from properties import tasks, timeouts
 from properties.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
@@ -552,20 +551,8 @@ def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl
 
 # ------------------------------------------------- invalid timeouts
 
-BAD_TIMEOUTS = [0, 0.0, -0.0, -1, -0.5, math.inf, -math.inf, math.nan, True, False, "1", None, 10**400, b"1", 1j]
 
-
-def bad_timeouts():
-    return (
-        st.sampled_from(BAD_TIMEOUTS)
-        | st.integers(max_value=0)
-        | st.floats(max_value=0.0)
-        | st.integers(min_value=2**1024)  # too large to become a float
-        | st.text(max_size=3)
-    )
-
-
-@given(bad_timeouts())
+@given(timeouts.invalid_timeouts())
 def test_an_invalid_timeout_raises_ValueError_after_reclaiming_the_connection(impl, timeout):
     async def scenario(con):
         async with Publisher([(0, 5)]) as publisher:
@@ -595,7 +582,7 @@ def test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second(impl)
 
     async def scenario(con):
         async with peers.Peer(b"", eof=False) as peer:
-            return await asyncio.gather(*(one(con, peer.port, t) for t in BAD_TIMEOUTS))
+            return await asyncio.gather(*(one(con, peer.port, t) for t in timeouts.LISTED))
 
     results, stored = run_with_store(impl, scenario)
     for timeout, (kind, value), elapsed, aborts in results:

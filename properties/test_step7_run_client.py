@@ -23,7 +23,6 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
 
 import asyncio
 import errno
-import math
 import os
 import sqlite3
 import tempfile
@@ -34,7 +33,7 @@ from hypothesis import strategies as st
 
 from properties import leaks, peers, store_view
 from properties import strategies as sts
-from properties import tasks
+from properties import tasks, timeouts
 from properties.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
@@ -42,18 +41,6 @@ HOST = peers.HOST
 TIMEOUT = 5.0  # where no timeout is the point: nothing should ever wait this long
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
-
-BAD_TIMEOUTS = [0, 0.0, -0.0, -1, -0.5, math.inf, -math.inf, math.nan, True, False, "1", None, 10**400, b"1", 1j]
-
-
-def bad_timeouts():
-    return (
-        st.sampled_from(BAD_TIMEOUTS)
-        | st.integers(max_value=0)
-        | st.floats(max_value=0.0)
-        | st.integers(min_value=2**1024)  # too large to become a float
-    )
-
 
 def assert_store_closed(path):
     """No connection of this process is open on the store (checked while the
@@ -64,7 +51,7 @@ def assert_store_closed(path):
 # ------------------------------------------------- before anything is opened
 
 
-@given(bad_timeouts())
+@given(timeouts.invalid_timeouts())
 def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, timeout):
     with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
         path = os.path.join(folder, "store.db")

@@ -1,0 +1,23 @@
+"""Invalid ``timeout`` values for consume_session and run_client (SPEC.md decision 10).
+
+A valid timeout is an ``int`` or ``float``, not ``bool``, with
+``0 < timeout < inf``; NaN is invalid, and so is an int too large to become a
+float. ``LISTED`` names every kind once (the brief's list and a few more);
+``invalid_timeouts()`` adds generated ones around them.
+"""
+
+import math
+
+from hypothesis import strategies as st
+
+LISTED = [0, 0.0, -0.0, -1, -0.5, math.inf, -math.inf, math.nan, True, False, "1", None, 10**400, b"1", 1j]
+
+
+def invalid_timeouts():
+    return (
+        st.sampled_from(LISTED)
+        | st.integers(max_value=0)
+        | st.floats(max_value=0.0)  # -inf included
+        | st.integers(min_value=2**1024)  # too large to become a float
+        | st.text(max_size=3)
+    )
