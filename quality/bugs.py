@@ -242,6 +242,12 @@ BUGS = [
         raise ResyncRequired(f"the log starts at {events[0][0]}")
     previous = None
     for index, item in enumerate(events):''')),
+    _bug("log-max-exclusive", 4,
+         "off by one in the length bound: a log of exactly 128 events is refused",
+         (r'''    if not LOG_MAX >= len(events) >= 1:''', r'''    if not LOG_MAX > len(events) >= 1:''')),
+    _bug("cursor-floor-off-by-one", 4,
+         "off by one in the cursor's lower bound: last = -2 is taken for a cursor",
+         (r'''    _check_int("last", last, LAST_MIN, SEQ_MAX)''', r'''    _check_int("last", last, LAST_MIN - 1, SEQ_MAX)''')),
     _bug("past-end-accepted", 4,
          "a cursor past the log's final seq returns [] instead of ValueError",
          (r'''    if last > final:
