@@ -62,6 +62,13 @@ def profile_max_examples():
     return settings.get_profile("fuzz").max_examples
 
 
+def _echo(stream, lines):
+    """Print a round's output as it comes, and keep it for the statistics."""
+    for line in stream:
+        lines.append(line)
+        print(line, end="", flush=True)
+
+
 def run_round(cap, workers, pytest_args, deselected, hard_limit):
     """One pytest process; returns (exit code, its output, seconds it took)."""
     command = [sys.executable, "-m", "pytest", "-p", "fuzz_round_plugin",
@@ -79,8 +86,7 @@ def run_round(cap, workers, pytest_args, deselected, hard_limit):
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                start_new_session=True)
     lines = []
-    echo = threading.Thread(target=lambda: [lines.append(line) or print(line, end="", flush=True)
-                                            for line in process.stdout])
+    echo = threading.Thread(target=_echo, args=(process.stdout, lines))
     echo.start()
     try:
         try:
