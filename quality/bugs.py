@@ -340,6 +340,9 @@ BUGS = [
          (r'''                if inspect.isawaitable(result):
                     await result
 ''', "")),
+    _bug("abort-at-once-on-bad-timeout", 6,
+         "with an invalid timeout, gives the closing wait no time at all and aborts",
+         (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
     _bug("closing-error-wins", 6,
          "a failure while closing replaces the session's own error",
          (r'''        await _reclaim_after_error(writer, close_timeout)
