@@ -3,6 +3,7 @@
     python -m pip install -e ".[mutation]"
     python -m quality.mutation run --budget 3600 --out mutation.jsonl
     python -m quality.mutation score mutation.jsonl
+    python -m quality.mutation run --survivors-of mutation.jsonl --out rerun.jsonl
 
 How it runs. cosmic-ray (``cosmic-ray init``) lists every mutant of
 resume/client.py: one operator applied at one place. ``cosmic-ray
@@ -164,6 +165,16 @@ def run(args):
     # A fixed shuffle: a run cut short by --budget is then a fair sample of
     # the whole file, not its first steps only.
     random.Random(args.seed).shuffle(mutants)
+    if args.survivors_of:
+        # Re-test the survivors of an earlier run against the suite as it is now.
+        with open(args.survivors_of) as file:
+            earlier = [json.loads(line) for line in file if line.strip()]
+        keys = {(r["operator"], r["occurrence"], r["line"]) for r in earlier if r["outcome"] == "survived"}
+        mutants = [m for m in mutants
+                   if (m["operator_name"], m["occurrence"], m["start_pos"][0]) in keys]
+        if len(mutants) != len(keys):
+            print(f"warning: {len(keys) - len(mutants)} survivors no longer match client.py",
+                  file=sys.stderr)
     if args.limit:
         mutants = mutants[:args.limit]
     print(f"{len(mutants)} mutants of {TARGET}; {args.jobs} workers in {base}; "
@@ -271,6 +282,8 @@ def main(argv=None):
     running.add_argument("--timeout", type=float, default=300, help="seconds for one mutant")
     running.add_argument("--limit", type=int, help="only the first N mutants (a trial)")
     running.add_argument("--seed", type=int, default=0, help="of the order the mutants run in")
+    running.add_argument("--survivors-of", metavar="RESULTS",
+                         help="run only the mutants that survived in an earlier run's results")
     running.add_argument("--workdir", help="where the copies go (default: a new temp folder)")
     running.add_argument("--out", default="mutation.jsonl", help="one JSON line per mutant")
     testing = commands.add_parser("test", help="(the test command cosmic-ray runs per mutant)")
