@@ -6,6 +6,11 @@ Claims:
 * parse_line agrees with a strict grammar written here (no regex, no int()
   tolerance) on near-misses, frame-shaped bytes and arbitrary bytes: what the
   grammar rejects is rejected, what it accepts gives the same tuple.
+
+Not observable here, by design: the 64-byte limit on its own. The longest
+valid frame is 23 bytes, so every longer line is also malformed in another
+way, and an implementation that parses strictly but skips the length check
+returns exactly what a correct one returns (see ``over_length_frames``).
 """
 
 import pytest
