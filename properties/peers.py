@@ -10,8 +10,8 @@ what it cannot do, all on 127.0.0.1:
   connects, and then reads (recording what it got and when the client went
   away), or stalls (never reads, with a tiny receive buffer, so the client's
   writes pile up), or resets the connection at once;
-* ``CloseFault``: a FAKE writer whose ``wait_closed()`` hangs or raises on
-  demand (a real socket does neither when a test wants it to);
+* ``CloseFault``: a FAKE writer whose ``wait_closed()`` hangs, raises or is
+  slow on demand (a real socket does none of it when a test wants it to);
 * ``faulty_first_drain()``: patches ``asyncio.open_connection`` so that the
   writer it returns is a FAKE whose first ``drain()`` hangs or raises, while
   the socket stays open: the only way to make run_client's RESUME drain fail
@@ -161,11 +161,12 @@ class Peer:
 
 
 class CloseFault:
-    """FAKE writer: a real StreamWriter whose ``wait_closed()`` hangs or raises.
+    """FAKE writer: a real StreamWriter whose ``wait_closed()`` hangs, raises or is slow.
 
     Only for the paths a real socket cannot be made to take on demand: a
     closing wait that never ends, raises a ConnectionError, raises another
-    error, or is where a cancellation arrives. Everything else (write, drain,
+    error, is where a cancellation arrives, or takes a while but ends within
+    the timeout (and so must be waited for, not aborted). Everything else (write, drain,
     close, get_extra_info, ...) goes to the real writer, so ``close()`` really
     closes the socket. ``transport.aborts`` counts ``transport.abort()`` calls
     (each passed on to the real transport); ``entered`` is set once
@@ -173,7 +174,8 @@ class CloseFault:
     """
 
     def __init__(self, writer, fault):
-        """``fault`` is ``"hang"`` or an exception instance to raise."""
+        """``fault`` is ``"hang"``, an exception instance to raise, or a number of
+        seconds the wait takes (slow, then the real wait_closed())."""
         self._writer = writer
         self._fault = fault
         self.transport = _AbortCounter(writer.transport)
@@ -186,6 +188,9 @@ class CloseFault:
         self.entered.set()
         if self._fault == "hang":
             await asyncio.Event().wait()  # never set
+        if isinstance(self._fault, (int, float)):
+            await asyncio.sleep(self._fault)
+            return await self._writer.wait_closed()
         raise self._fault
 
 

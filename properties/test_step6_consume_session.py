@@ -549,6 +549,35 @@ def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl
     assert stored == ((0, 5), {0: 5})
 
 
+@pytest.mark.parametrize("path", ["EOF", "gap"])
+def test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted(impl, path):
+    """FAKE closing wait that takes SHORT seconds, well inside the timeout: the
+    session waits for it (a graceful close) and does not abort."""
+
+    async def scenario(con):
+        async with Publisher([(0, 5)]) as publisher:
+            if path == "gap":
+                publisher.plan(raw=b"EVENT 2 5\n")
+            reader, writer = await connect(publisher.port)
+            fake = peers.CloseFault(writer, SHORT)
+            start = asyncio.get_running_loop().time()
+            outcome = await outcome_within(impl.consume_session(reader, fake, con, TIMEOUT), TIMEOUT + SLACK)
+            elapsed = asyncio.get_running_loop().time() - start
+            closed = await settle(writer)
+        return outcome, elapsed, fake.transport.aborts, closed
+
+    (outcome, elapsed, aborts, closed), stored = run_with_store(impl, scenario)
+    kind, value = outcome
+    if path == "EOF":
+        assert outcome == (RETURNED, (0, 5)), outcome
+    else:
+        assert kind == RAISED and isinstance(value, impl.Gap), outcome
+    assert aborts == 0, "a closing wait that ends within the timeout must not be cut short by abort()"
+    assert elapsed >= SHORT * 0.9, f"{elapsed:.2f} s: the closing wait was not waited for"
+    assert closed
+    assert stored == ((0, 5), {0: 5})
+
+
 # ------------------------------------------------- invalid timeouts
 
 
