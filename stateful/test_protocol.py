@@ -50,9 +50,10 @@ PUBLISHER_TIMEOUT = 1.0
 SESSION_LIMIT = 15.0  # a guard around a whole session; reaching it is a failure
 
 # Receiver processes cost 0.1-1 s each (Python's start-up, on a loaded
-# machine): one per run in dev, more in ci/fuzz where runs are longer
-# (dev 1, ci 3, fuzz 6). Other rules cost a few ms.
-PROCESS_BUDGET = max(1, settings.default.stateful_step_count // 10)
+# machine), other rules a few ms. So a run kills at most this many receiver
+# processes between commit and ACK (dev 1, ci 3, fuzz 6), and starts a new
+# process to take over only after such a crash, once per crash.
+CRASH_BUDGET = max(1, settings.default.stateful_step_count // 10)
 
 
 class InjectedFault(Exception):
@@ -106,7 +107,8 @@ class ProtocolMachine(RuleBasedStateMachine):
         self.expected_resumes = []  # the store's cursor when each session began
         self.seen_last = -1  # the store's last at the previous check
         self.offered = 0  # events the receiver was given since the previous check
-        self.processes = 0
+        self.crashes = 0  # receiver processes killed between commit and ACK
+        self.takeovers = 0  # new receiver processes started after a crash
         self.tmp = tempfile.TemporaryDirectory(prefix="resume-stateful-")
         self.path = str(pathlib.Path(self.tmp.name) / "store.db")
         self.driver = AsyncDriver()
@@ -182,7 +184,6 @@ class ProtocolMachine(RuleBasedStateMachine):
         self.expected_resumes.append(cursor)
         self.publisher.plan(**plan)
         if process:
-            self.processes += 1
             code, out, err = self.driver.run(self._process(crash_before_ack))
             outcome = f"process exit {code}; stdout {out.strip()!r}; stderr {err.strip()[-300:]!r}"
         else:
@@ -396,19 +397,21 @@ class ProtocolMachine(RuleBasedStateMachine):
         """The publisher sends ``after`` events then holds the line; the client task is cancelled."""
         self.session(expect=asyncio.CancelledError, cancel_when_held=True, stop_after=after, hold=True)
 
-    @precondition(lambda self: self.processes < PROCESS_BUDGET and self.to_send() >= 1)
+    @precondition(lambda self: self.crashes < CRASH_BUDGET and self.to_send() >= 1)
     @rule(offset=st.integers(0, 2))
     def crash_between_commit_and_ack(self, offset):
         """A receiver process SIGKILLs itself after committing event seq, before its ACK."""
         seq = min(self.publisher.acked + 1 + offset, self.model.final)
+        self.crashes += 1
         self.session(process=True, crashed=True, crash_before_ack=seq)
         assert self.publisher.acked == seq - 1, (
             f"the publisher's ACK cursor is {self.publisher.acked}, expected {seq - 1}")
 
-    @precondition(lambda self: self.processes < PROCESS_BUDGET)
+    @precondition(lambda self: self.takeovers < self.crashes)
     @rule()
     def reconnect_from_a_new_process(self):
-        """A new receiver process takes over the same store file and runs to the end."""
+        """After a crash, a new receiver process takes over the same store file, to the end."""
+        self.takeovers += 1
         self.session(process=True)
         assert self.model.last == self.model.final, "a whole session left events unapplied"
 
