@@ -151,7 +151,7 @@ class Publisher:
         self.sessions.append(session)
         try:
             session.end = await self._converse(reader, writer, session)
-        except (ConnectionError, TimeoutError) as error:
+        except OSError as error:  # a reset, a timeout, write_eof() on a socket already gone
             session.end = f"{type(error).__name__}"
         except asyncio.CancelledError:
             session.end = "publisher closed"
