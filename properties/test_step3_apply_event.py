@@ -74,29 +74,49 @@ def starts(draw):
     return last, draw(st.integers(-(10**6), 10**6)), ledger
 
 
-# An attempt is relative to the model's cursor when it runs, so that it stays
-# interesting as the cursor moves: offset 0 is the next event, negative ones
-# are at or before the cursor, positive ones are gaps. A delta of None means
-# "the one the ledger holds for that seq" (a true duplicate). Some attempts
-# carry a bad seq or delta instead.
-attempts = st.one_of(
-    st.tuples(st.just("relative"), st.integers(-3, 2), st.none() | sts.deltas()),
-    st.tuples(st.just("bad seq"), sts.bad_ints(sts.SEQ_MIN, sts.SEQ_MAX), sts.deltas()),
-    st.tuples(st.just("bad delta"), st.integers(-1, 1), sts.bad_ints(sts.DELTA_MIN, sts.DELTA_MAX)),
-)
+# An attempt is drawn as an intention and made concrete against the model's
+# cursor when it runs, so that it stays interesting as the cursor moves:
+#   next          seq = last + 1, any delta
+#   same again    seq = last - k, the delta the ledger holds (a true duplicate;
+#                 with no row, or below 0, the model says Conflict / ValueError)
+#   other delta   seq = last - k, a delta that differs from the ledger's
+#   gap           seq = last + 1 + k
+#   bad seq / bad delta
+# Revisits are as likely as new events: a "changed delta taken for a
+# duplicate" bug must not hide behind rare plans.
+ATTEMPT_KINDS = ["next", "same again", "other delta", "gap", "bad seq", "bad delta"]
+
+
+@st.composite
+def attempts(draw):
+    kind = draw(st.sampled_from(ATTEMPT_KINDS))
+    if kind == "bad seq":
+        return kind, draw(sts.bad_ints(sts.SEQ_MIN, sts.SEQ_MAX)), draw(sts.deltas())
+    if kind == "bad delta":
+        return kind, draw(st.integers(-1, 1)), draw(sts.bad_ints(sts.DELTA_MIN, sts.DELTA_MAX))
+    return kind, draw(st.integers(0, 3)), draw(sts.deltas())
 
 
 def concrete(model, attempt):
-    kind, a, b = attempt
-    if kind == "relative":
-        seq = model.last + 1 + a
-        return seq, (model.ledger.get(seq, 0) if b is None else b)
+    kind, k, value = attempt
+    if kind == "next":
+        return model.last + 1, value
+    if kind == "gap":
+        return model.last + 1 + max(k, 1), value
     if kind == "bad seq":
-        return a, b
-    return model.last + 1 + a, b
+        return k, value
+    if kind == "bad delta":
+        return model.last + 1 + k, value
+    seq = model.last - k
+    stored = model.ledger.get(seq)
+    if kind == "same again":
+        return seq, (stored if stored is not None else value)
+    if stored is None:
+        return seq, value
+    return seq, (stored + 1 if stored < sts.DELTA_MAX else stored - 1)
 
 
-@given(start=starts(), plan=st.lists(attempts, min_size=1, max_size=12))
+@given(start=starts(), plan=st.lists(attempts(), min_size=3, max_size=16))
 def test_outcomes_and_the_committed_state_follow_the_model(impl, start, plan):
     model = Model(*start)
     with temp_store_path() as path, opened(impl, path) as con:
