@@ -54,6 +54,17 @@ def test_replay_returns_a_new_list_and_leaves_the_input_untouched(impl, args):
         event("a list was returned")
 
 
+@given(window=sts.windows(max_size=sts.LIMIT_MAX), data=st.data())
+def test_replay_returns_a_new_list_even_when_it_holds_the_whole_log(impl, window, data):
+    # The case where returning the input itself would look right.
+    events = data.draw(st.sampled_from([list, sts.LogList]), label="container")(window)
+    limit = data.draw(st.integers(len(events), sts.LIMIT_MAX), label="limit")
+    result = impl.replay(events, events[0][0] - 1, limit)
+    assert result == window and result is not events
+    result.append("extra")  # the caller may change what it got...
+    assert events == window  # ...without touching the log
+
+
 @given(window=sts.windows(), limit=sts.limits())
 def test_the_resync_boundary_is_first_minus_one(impl, window, limit):
     first = window[0][0]
