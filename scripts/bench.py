@@ -100,6 +100,10 @@ def run_suite(profile, workers, extra=(), env_extra=None):
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     summary = lines[-1].strip("= ") if lines else done.stderr.strip()[-200:]
     summary = re.sub(r" in [\d.]+s.*$", "", summary)
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)  # the -ra summary
+    if failed:
+        summary += ": " + ", ".join(failed)
+        print(done.stdout[-6000:], file=sys.stderr)  # what failed, for whoever runs the benchmark
     return seconds, summary, done.returncode
 
 
