@@ -20,8 +20,11 @@ Contents:
   ``frame_like_bytes``;
 * bad arguments: ``bad_ints``;
 * faults: ``fault_errors`` (any BaseException, raised by a ``fault`` hook);
-* event logs for ``replay``: ``windows``, ``cursors``, ``replay_args`` and
-  ``malformed_replay_args``.
+* event logs for ``replay``: ``windows``, ``cursors`` / ``cursor_for`` /
+  ``window_and_cursor`` (``RELATIONS``), ``limits``, ``replay_args``;
+  malformed ones, one strategy per kind in ``LOG_MALFORMATIONS``, drawn by
+  ``malformed_logs``; bad ``last`` / ``limit`` by ``bad_replay_arguments``;
+  all mixed (with ``event()``) by ``malformed_replay_args``.
 """
 
 import asyncio
