@@ -169,11 +169,12 @@ def run(args):
         # Re-test the survivors of an earlier run against the suite as it is now.
         with open(args.survivors_of) as file:
             earlier = [json.loads(line) for line in file if line.strip()]
-        keys = {(r["operator"], r["occurrence"], r["line"]) for r in earlier if r["outcome"] == "survived"}
+        keys = {(r["operator"], r["occurrence"], r["line"]) for r in earlier
+                if r["outcome"] in args.outcomes.split(",")}
         mutants = [m for m in mutants
                    if (m["operator_name"], m["occurrence"], m["start_pos"][0]) in keys]
         if len(mutants) != len(keys):
-            print(f"warning: {len(keys) - len(mutants)} survivors no longer match client.py",
+            print(f"warning: {len(keys) - len(mutants)} mutants no longer match client.py",
                   file=sys.stderr)
     if args.limit:
         mutants = mutants[:args.limit]
@@ -284,6 +285,9 @@ def main(argv=None):
     running.add_argument("--seed", type=int, default=0, help="of the order the mutants run in")
     running.add_argument("--survivors-of", metavar="RESULTS",
                          help="run only the mutants that survived in an earlier run's results")
+    running.add_argument("--outcomes", default="survived", metavar="LIST",
+                         help="with --survivors-of: the earlier outcomes to run again, comma-"
+                              "separated (e.g. 'not run' to finish a run cut short)")
     running.add_argument("--workdir", help="where the copies go (default: a new temp folder)")
     running.add_argument("--out", default="mutation.jsonl", help="one JSON line per mutant")
     testing = commands.add_parser("test", help="(the test command cosmic-ray runs per mutant)")
