@@ -31,3 +31,10 @@ def test_a_log_of_exactly_128_events_is_accepted(impl, first, data):
 def test_a_cursor_below_minus_one_is_value_error_even_where_resync_would_apply(impl, first, delta, limit):
     with pytest.raises(ValueError):
         impl.replay([(first, delta)], sts.LAST_MIN - 1, limit)
+
+
+@given(first=sts.seqs(), delta=sts.deltas(), limit=st.sampled_from([sts.LIMIT_MIN - 1, sts.LIMIT_MAX + 1]))
+def test_a_limit_one_past_either_bound_is_value_error(impl, first, delta, limit):
+    # A surviving mutant took LIMIT_MAX for 17.
+    with pytest.raises(ValueError):
+        impl.replay([(first, delta)], first - 1, limit)

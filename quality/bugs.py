@@ -248,6 +248,9 @@ BUGS = [
     _bug("cursor-floor-off-by-one", 4,
          "off by one in the cursor's lower bound: last = -2 is taken for a cursor",
          (r'''    _check_int("last", last, LAST_MIN, SEQ_MAX)''', r'''    _check_int("last", last, LAST_MIN - 1, SEQ_MAX)''')),
+    _bug("limit-max-off-by-one", 4,
+         "off by one in the limit's upper bound: limit 17 is accepted",
+         (r'''LIMIT_MIN, LIMIT_MAX = 1, 16''', r'''LIMIT_MIN, LIMIT_MAX = 1, 17''')),
     _bug("past-end-accepted", 4,
          "a cursor past the log's final seq returns [] instead of ValueError",
          (r'''    if last > final:
@@ -351,6 +354,9 @@ BUGS = [
         raise
 ''')),
     # ------------------------------------------------------- step 7: run_client
+    _bug("inf-by-identity", 7,
+         "tests the timeout with `is not math.inf`: float('inf') made at run time passes",
+         (r'''    return 0 < seconds < math.inf''', r'''    return 0 < seconds is not math.inf''')),
     _bug("resume-minus-one", 7,
          "always sends RESUME -1",
          (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME -1\n")''')),
