@@ -50,6 +50,8 @@ import time
 from resume import check
 
 TARGET = "resume/client.py"
+_BOUND_VAR = "QUALITY_MUTANT_SECONDS"  # the test command's own time bound
+_TIMED_OUT = "quality.mutation: the suite ran past its time bound"
 _STEP_MARK = re.compile(r"^# -+ step (\d)\s*$")
 
 
@@ -122,10 +124,13 @@ def _run_mutant(copy, mutant, step, timeout):
     command = [sys.executable, "-m", "cosmic_ray.cli", "mutate-and-test", TARGET,
                mutant["operator_name"], str(mutant["occurrence"]), test_command]
     started = time.monotonic()
+    env = dict(os.environ)
+    env[_BOUND_VAR] = str(timeout)
     process = subprocess.Popen(command, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
+                               text=True, start_new_session=True, env=env)
     try:
-        out, err = process.communicate(timeout=timeout)
+        # A backstop: the test command ends itself after `timeout` seconds.
+        out, err = process.communicate(timeout=timeout + 60)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
@@ -139,6 +144,8 @@ def _run_mutant(copy, mutant, step, timeout):
     except (ValueError, IndexError):
         return {"outcome": "error", "seconds": seconds, "output": (out + err)[-2000:]}
     outcome = result.get("test_outcome") or result.get("worker_outcome")
+    if _TIMED_OUT in (result.get("output") or ""):
+        outcome = "timeout"
     record = {"outcome": outcome, "seconds": seconds, "diff": result.get("diff", "")}
     if outcome != "killed":
         record["output"] = (result.get("output") or "")[-2000:]
@@ -270,7 +277,17 @@ def test(args):
         paths = check.suite_paths(root, first_step=args.first_step)
         command = [sys.executable, "-m", "pytest", f"--impl={root / TARGET}", "-x", "-q",
                    "-p", "no:cacheprovider", *map(str, paths)]
-        return subprocess.run(command, cwd=root, env=env).returncode
+        # cosmic-ray starts this command in a session of its own, out of reach
+        # of the runner's timeout: the bound is kept here, for the whole group.
+        bound = float(os.environ.get(_BOUND_VAR, 0)) or None
+        process = subprocess.Popen(command, cwd=root, env=env, start_new_session=True)
+        try:
+            return process.wait(timeout=bound)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            print(_TIMED_OUT, flush=True)
+            return 124
 
 
 def main(argv=None):
