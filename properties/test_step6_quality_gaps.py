@@ -18,48 +18,14 @@ from properties import peers, store_view, tasks
 SLOW_CLOSE = 0.3  # seconds: well inside the one-second bound, even on a busy machine
 
 
-class AbortCounter:
-    """A transport that counts ``abort()`` calls and passes everything on."""
-
-    def __init__(self, transport):
-        self._transport = transport
-        self.aborts = 0
-
-    def abort(self):
-        self.aborts += 1
-        self._transport.abort()
-
-    def __getattr__(self, name):
-        return getattr(self._transport, name)
-
-
-class SlowClose:
-    """FAKE writer: a real StreamWriter whose ``wait_closed()`` takes SLOW_CLOSE seconds.
-
-    A real socket's closing wait ends at once on loopback; this is the only
-    way to tell "bounded by one second" from "not waited for at all".
-    ``transport.aborts`` counts ``abort()`` calls (passed on to the real one).
-    """
-
-    def __init__(self, writer):
-        self._writer = writer
-        self.transport = AbortCounter(writer.transport)
-
-    def __getattr__(self, name):
-        return getattr(self._writer, name)
-
-    async def wait_closed(self):
-        await asyncio.sleep(SLOW_CLOSE)
-        await self._writer.wait_closed()
-
-
 # A few of properties/timeouts.py's kinds: each case costs SLOW_CLOSE seconds.
 @pytest.mark.parametrize("timeout", [0, -1, float("nan"), True, None], ids=repr)
 def test_with_an_invalid_timeout_a_slow_but_timely_closing_wait_is_awaited_not_aborted(impl, timeout):
     async def scenario(con):
         async with peers.Peer(b"", eof=False) as peer:
             reader, writer = await asyncio.open_connection(peers.HOST, peer.port, limit=64)
-            fake = SlowClose(writer)
+            # FAKE closing wait (peers.CloseFault): slow, but well within one second.
+            fake = peers.CloseFault(writer, SLOW_CLOSE)
             try:
                 async with asyncio.timeout(1.0 + SLOW_CLOSE + 2.0):
                     await impl.consume_session(reader, fake, con, timeout)
