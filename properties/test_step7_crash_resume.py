@@ -7,23 +7,12 @@ twice.
 """
 
 import asyncio
-import sqlite3
 
+from properties.store_view import read
 from resume import loader, receiver
 from resume.publisher import Publisher
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
-
-
-def read_store(path):
-    """(ledger rows, last, total) through a connection of the test's own."""
-    con = sqlite3.connect(path)
-    try:
-        rows = con.execute("SELECT seq, delta FROM ledger ORDER BY seq").fetchall()
-        last, total = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
-    finally:
-        con.close()
-    return rows, last, total
 
 
 def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying_twice(tmp_path):
@@ -37,7 +26,7 @@ async def crash_then_resume(db):
         assert code == receiver.KILLED, err
         await publisher.idle()
         assert publisher.acks == [0]  # event 1 is committed but was never ACKed
-        assert read_store(db) == (LOG[:2], 1, 12)
+        assert read(db) == ((1, 12), dict(LOG[:2]))
 
         code, out, err = await receiver.run(impl_path, publisher.port, db)
         assert code == 0, err
@@ -46,6 +35,5 @@ async def crash_then_resume(db):
     assert publisher.resumes == [-1, 1]
     assert publisher.sessions[1].sent[0] == b"EVENT 1 7\n"  # the real duplicate
     assert publisher.acks == [0, 1, 2, 3]
-    rows, last, total = read_store(db)
-    assert rows == LOG  # every seq exactly once
-    assert (last, total) == (3, sum(delta for _, delta in LOG))
+    # Every seq exactly once, and the total is their sum.
+    assert read(db) == ((3, sum(delta for _, delta in LOG)), dict(LOG))
