@@ -21,7 +21,7 @@ import pathlib
 import pytest
 from hypothesis import HealthCheck, settings
 
-from resume import loader
+from resume.testing import loader
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one.

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from properties import strategies as sts
+from resume.testing import strategies as sts
 
 
 @given(sts.events())

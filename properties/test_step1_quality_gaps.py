@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from properties import strategies as sts
+from resume.testing import strategies as sts
 
 # Unicode decimal digits, ASCII ones left out.
 FOREIGN_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not "0" <= c <= "9")

@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from properties import strategies as sts
-from properties.store_view import opened, prefill, read, temp_store_path
+from resume.testing import strategies as sts
+from resume.testing.store import opened, prefill, read, temp_store_path
 
 
 def test_a_fresh_store_is_at_minus_one_with_total_zero(impl, tmp_path):

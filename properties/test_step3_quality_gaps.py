@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from properties import strategies as sts
-from properties.store_view import opened, read, temp_store_path
+from resume.testing import strategies as sts
+from resume.testing.store import opened, read, temp_store_path
 
 
 @st.composite

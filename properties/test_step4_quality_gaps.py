@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from properties import strategies as sts
+from resume.testing import strategies as sts
 
 
 @given(first=sts.seqs(max_value=sts.SEQ_MAX - (sts.LOG_MAX - 1)), data=st.data())

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from properties import strategies as sts
+from resume.testing import strategies as sts
 
 
 def model(events, last, limit):

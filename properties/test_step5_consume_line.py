@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from properties import strategies as sts
-from properties.store_view import opened, prefill, read, temp_store_path
+from resume.testing import strategies as sts
+from resume.testing.store import opened, prefill, read, temp_store_path
 
 
 def ack(seq):

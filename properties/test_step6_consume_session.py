@@ -32,10 +32,10 @@ import pytest
 from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
-from properties import leaks, peers, store_view
-from properties import strategies as sts
-from properties import tasks, timeouts
-from properties.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
+from resume.testing import leaks, peers, store
+from resume.testing import strategies as sts
+from resume.testing import tasks, timeouts
+from resume.testing.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -228,12 +228,12 @@ def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(i
     event(f"closing wait: {scenario.close}")
     model = expected(scenario)
     note(f"model: {model}")
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
             seen = tasks.run(play(impl, con, scenario))
             assert_db_open(con)
-            stored = store_view.read(path)
+            stored = store.read(path)
         finally:
             con.close()
     kind, value = seen["outcome"]
@@ -317,12 +317,12 @@ async def play(impl, con, scenario):
 def test_a_session_cancelled_at_any_point_reclaims_and_leaves_a_consistent_store(impl, log, hook, iterations):
     """Cancel after ``iterations`` turns of the loop: at readline, in before_ack's
     awaitable, at a drain, in the closing wait, or after the end."""
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
             seen = tasks.run(cancel_a_session(impl, con, log, hook, iterations))
             assert_db_open(con)
-            (last, total), ledger = store_view.read(path)
+            (last, total), ledger = store.read(path)
         finally:
             con.close()
     kind, value = seen["outcome"]
@@ -371,12 +371,12 @@ async def cancel_a_session(impl, con, log, hook, iterations):
 
 def run_with_store(impl, scenario_coroutine):
     """Run ``scenario_coroutine(con)`` with a fresh store; return (its result, the store as read after)."""
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
             result = tasks.run(scenario_coroutine(con))
             assert_db_open(con)
-            return result, store_view.read(path)
+            return result, store.read(path)
         finally:
             con.close()
 

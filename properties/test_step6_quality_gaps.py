@@ -13,7 +13,7 @@ import asyncio
 
 import pytest
 
-from properties import peers, store_view, tasks
+from resume.testing import peers, store, tasks
 
 SLOW_CLOSE = 0.3  # seconds: well inside the one-second bound, even on a busy machine
 
@@ -39,7 +39,7 @@ def test_with_an_invalid_timeout_a_slow_but_timely_closing_wait_is_awaited_not_a
                 await asyncio.sleep(0)
             return raised, fake.transport.aborts
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
             raised, aborts = tasks.run(scenario(con))

@@ -8,8 +8,8 @@ twice.
 
 import asyncio
 
-from properties.store_view import read
-from resume import loader, receiver
+from resume.testing.store import read
+from resume.testing import loader, receiver
 from resume.publisher import Publisher
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]

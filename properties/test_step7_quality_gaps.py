@@ -14,13 +14,13 @@ import os
 
 import pytest
 
-from properties import peers, store_view
+from resume.testing import peers, store
 
 
 @pytest.mark.parametrize("text", ["inf", "1e309", "Infinity"])
 def test_an_infinite_timeout_made_at_run_time_is_value_error_and_opens_nothing(impl, text):
     timeout = float(text)  # a new float object, not math.inf
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         with pytest.raises(ValueError):
             asyncio.run(impl.run_client(peers.HOST, peers.closed_port(), path, timeout))
         assert not os.path.exists(path), "the store was opened before the timeout was checked"

@@ -31,10 +31,10 @@ import pytest
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 
-from properties import leaks, peers, store_view
-from properties import strategies as sts
-from properties import tasks, timeouts
-from properties.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
+from resume.testing import leaks, peers, store
+from resume.testing import strategies as sts
+from resume.testing import tasks, timeouts
+from resume.testing.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -76,10 +76,10 @@ def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
         assert_store_closed(path)  # the task still holds the error and its frames
         return outcome
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         kind, value = tasks.run(scenario(path))
         assert kind == RAISED and isinstance(value, ConnectionRefusedError), f"{kind} {value!r}"
-        assert store_view.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
+        assert store.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
         with sqlite3.connect(path, timeout=0) as con:
             con.execute("BEGIN EXCLUSIVE")  # nobody holds a lock on it
             con.execute("ROLLBACK")
@@ -94,10 +94,10 @@ def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store
             assert_store_closed(path)
         return outcome
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         kind, value = tasks.run(scenario(path))
         assert kind == RAISED and isinstance(value, ConnectionError), f"{kind} {value!r}"
-        assert store_view.read(path) == ((-1, 0), {})
+        assert store.read(path) == ((-1, 0), {})
 
 
 @pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled"])
@@ -127,7 +127,7 @@ def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, f
                 ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return outcome, elapsed, closed, ended
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         seen = tasks.run(scenario(path))
         if seen is None:
             pytest.skip("the implementation does not connect through asyncio.open_connection")
@@ -141,7 +141,7 @@ def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, f
             assert kind == CANCELLED, f"{kind} {value!r}"
         assert closed, "the socket was not closed after the RESUME drain failed"
         assert ended, "the publisher never saw the connection end"
-        assert store_view.read(path) == ((-1, 0), {})
+        assert store.read(path) == ((-1, 0), {})
 
 
 # ------------------------------------------------- resuming from the stored cursor
@@ -171,13 +171,13 @@ def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_noth
     note(f"cursor {cursor}, final {final_state}, before_ack calls {expected_calls}")
     event(f"redelivered: {redelivered}, fresh: {len(fresh)}")
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         impl.open_store(path).close()
         if base >= 0 or ledger:
-            store_view.prefill(path, cursor, total + sum(applied), ledger)
+            store.prefill(path, cursor, total + sum(applied), ledger)
         log = [(first + i, delta) for i, delta in enumerate(applied + fresh)]
         results, calls, publisher = tasks.run(run_twice(impl, path, log, first, cursor - redelivered))
-        stored = store_view.read(path)
+        stored = store.read(path)
 
     assert publisher.sessions[0].resume == b"RESUME %d\n" % cursor
     assert results[0] == final_state
@@ -220,12 +220,12 @@ def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
             ended = await peer.all_ended(PEER_ENDS_WITHIN)
         return outcome, elapsed, ended
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         (kind, value), elapsed, ended = tasks.run(scenario(path))
         assert kind == RAISED and isinstance(value, ValueError), f"{kind} {value!r}"
         assert elapsed < timeout / 2, f"{elapsed:.2f} s: the line should fail at the 64-byte limit"
         assert ended
-        assert store_view.read(path) == ((-1, 0), {})
+        assert store.read(path) == ((-1, 0), {})
 
 
 # ------------------------------------------------- cancellation
@@ -240,9 +240,9 @@ def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket(impl)
     hit in turn."""
     landed = []
     for iterations in range(1, 300):
-        with store_view.temp_store_path() as path:
+        with store.temp_store_path() as path:
             accepted, kind, acks, ended = tasks.run(cancel_a_run(impl, path, iterations))
-            (last, total), ledger = store_view.read(path)
+            (last, total), ledger = store.read(path)
         if not accepted:  # the run was over before the cancel: every point has been hit
             break
         where = f"cancelled after {iterations} turns ({kind}, ACKs {acks}, ledger {ledger})"
@@ -286,9 +286,9 @@ def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl
             ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return kind, ended, publisher.acks
 
-    with store_view.temp_store_path() as path:
+    with store.temp_store_path() as path:
         kind, ended, acks = tasks.run(scenario(path))
         assert kind == CANCELLED
         assert ended, "the publisher never saw the connection end"
         assert acks == [], "event 0 was ACKed before before_ack completed"
-        assert store_view.read(path) == ((0, 5), {0: 5})
+        assert store.read(path) == ((0, 5), {0: 5})

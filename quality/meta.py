@@ -26,7 +26,7 @@ import pathlib
 import tempfile
 
 from quality import bugs as known
-from resume import check, loader
+from resume.testing import check, loader
 
 # The reference implementation, read as text to be patched: never imported here.
 REFERENCE = loader.DEFAULT_PATH

@@ -20,7 +20,7 @@ import pytest
 
 from quality import bugs as known
 from quality import meta, report
-from resume import check, loader
+from resume.testing import check, loader
 
 pytestmark = pytest.mark.quality
 

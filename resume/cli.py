@@ -9,7 +9,7 @@ import sqlite3
 import sys
 import tempfile
 
-from resume import check, loader, receiver
+from resume.testing import check, loader, receiver
 from resume.publisher import Publisher
 
 

@@ -36,10 +36,10 @@ from hypothesis import Phase, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from properties.strategies import DELTA_MAX, FRAME_MAX, deltas
-from resume import loader, receiver
+from resume.testing.strategies import DELTA_MAX, FRAME_MAX, deltas
+from resume.testing import loader, receiver
 from resume.publisher import HOST, Publisher
-from stateful import store_view
+from resume.testing import snapshot
 from stateful.driver import AsyncDriver
 from stateful.model import Model
 
@@ -435,7 +435,7 @@ class ProtocolMachine(RuleBasedStateMachine):
         assert self.con is None or not self.con.in_transaction, "the machine's connection is in a transaction"
 
     def check_store(self):
-        snap = store_view.read(self.path)
+        snap = snapshot.read(self.path)
         assert [row[0] for row in snap.checkpoints] == [1], f"checkpoint rows: {snap.checkpoints}"
         ledger_sum = sum(delta for _, delta in snap.ledger)
         assert snap.total == ledger_sum, f"total {snap.total} != SUM(ledger.delta) {ledger_sum}"

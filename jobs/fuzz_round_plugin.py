@@ -1,6 +1,6 @@
-"""pytest plugin for one round of the fuzz job (``scripts/fuzz.py``): caps max_examples.
+"""pytest plugin for one round of the fuzz job (``python -m jobs.fuzz``): caps max_examples.
 
-``fuzz.py`` loads it with ``-p fuzz_round_plugin`` and sets
+``fuzz.py`` loads it with ``-p jobs.fuzz_round_plugin`` and sets
 ``FUZZ_ROUND_MAX_EXAMPLES``. After conftest.py has loaded the ``fuzz``
 profile, this re-registers ``fuzz`` with that cap and loads it again, so every
 test of the round (tests that scale their examples from the profile included)

@@ -1,6 +1,6 @@
-"""pytest plugin for ``scripts/bench.py``: what each test ran, and how long it took.
+"""pytest plugin for ``python -m jobs.bench``: what each test ran, and how long it took.
 
-Loaded with ``-p bench_plugin`` (``scripts/`` on PYTHONPATH) in a serial run,
+Loaded with ``-p jobs.bench_plugin`` in a serial run,
 with ``--hypothesis-show-statistics`` so that Hypothesis computes its
 statistics. For every test it appends one JSON line to ``$BENCH_RESULTS``:
 the node id, the seconds of its call phase, the Hypothesis test cases it ran
@@ -21,7 +21,7 @@ import os
 import pytest
 from hypothesis.stateful import RuleBasedStateMachine
 
-import hypothesis_stats
+from jobs import hypothesis_stats
 
 _counts = {"steps": 0, "machines": 0}
 

@@ -10,7 +10,7 @@ import os
 import pathlib
 import sys
 
-DEFAULT_PATH = pathlib.Path(__file__).with_name("client.py")
+DEFAULT_PATH = pathlib.Path(__file__).resolve().parent.parent / "client.py"
 ENV_VAR = "RESUME_IMPL"
 
 # The public names of SPEC.md; a file lacking one of them is not an implementation.

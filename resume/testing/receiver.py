@@ -14,7 +14,7 @@ import sys
 
 KILLED = -9  # returncode of a process ended by SIGKILL
 
-_PACKAGE_PARENT = str(pathlib.Path(__file__).resolve().parent.parent)
+_PACKAGE_PARENT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
 def command(impl_path, port, db_path, *, timeout=5.0, crash_before_ack=None, host="127.0.0.1"):

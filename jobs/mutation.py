@@ -1,9 +1,9 @@
 """Mutation score of the suite over resume/client.py, with cosmic-ray's mutants.
 
     python -m pip install -e ".[mutation]"
-    python -m quality.mutation run --budget 3600 --out mutation.jsonl
-    python -m quality.mutation score mutation.jsonl
-    python -m quality.mutation run --survivors-of mutation.jsonl --out rerun.jsonl
+    python -m jobs.mutation run --budget 3600 --out mutation.jsonl
+    python -m jobs.mutation score mutation.jsonl
+    python -m jobs.mutation run --survivors-of mutation.jsonl --out rerun.jsonl
 
 How it runs. cosmic-ray (``cosmic-ray init``) lists every mutant of
 resume/client.py: one operator applied at one place. ``cosmic-ray
@@ -12,7 +12,7 @@ restores the file. That rewrites the file IN PLACE, so every worker gets a
 copy of the checkout of its own (the shared work tree is never touched) and
 the mutants are shared out between workers (two on this 2-core machine).
 
-The test command is ``python -m quality.mutation test --first-step N``: the
+The test command is ``python -m jobs.mutation test --first-step N``: the
 whole suite (properties/ + stateful/) with ``-x`` under the ``dev`` profile,
 with a fresh example database per mutant (no replay of what killed an
 earlier mutant), against the copy's client.py named by ``RESUME_IMPL`` (the
@@ -27,7 +27,7 @@ mutants that ran (they run in a fixed shuffled order, so a cut-short run is a
 fair sample of the file).
 
 The plain sequential way, with cosmic-ray's own session and report, is
-``quality/cosmic-ray.toml`` (see quality/MUTATION.md); it takes hours here.
+``jobs/cosmic-ray.toml`` (see docs/MUTATION.md); it takes hours here.
 """
 
 import argparse
@@ -47,11 +47,11 @@ import tempfile
 import threading
 import time
 
-from resume import check
+from resume.testing import check
 
 TARGET = "resume/client.py"
 _BOUND_VAR = "QUALITY_MUTANT_SECONDS"  # the test command's own time bound
-_TIMED_OUT = "quality.mutation: the suite ran past its time bound"
+_TIMED_OUT = "jobs.mutation: the suite ran past its time bound"
 _STEP_MARK = re.compile(r"^# -+ step (\d)\s*$")
 
 
@@ -118,7 +118,7 @@ def in_fstring(mutant, spans):
 
 
 def _run_mutant(copy, mutant, step, timeout):
-    test_command = f"{sys.executable} -m quality.mutation test"
+    test_command = f"{sys.executable} -m jobs.mutation test"
     if step is not None:
         test_command += f" --first-step {step}"
     command = [sys.executable, "-m", "cosmic_ray.cli", "mutate-and-test", TARGET,
@@ -291,7 +291,7 @@ def test(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m quality.mutation", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m jobs.mutation", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     running = commands.add_parser("run", help="run every mutant, --jobs at a time")

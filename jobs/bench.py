@@ -1,7 +1,7 @@
 """The benchmark: measured figures for the suite, printed as Markdown and written to BENCHMARKS.md.
 
-    python scripts/bench.py                      # everything; several minutes on 2 cores
-    python scripts/bench.py --only commits,strategies --no-write
+    python -m jobs.bench                      # everything; several minutes on 2 cores
+    python -m jobs.bench --only commits,strategies --no-write
 
 Sections (``--only`` takes a comma-separated list of these names):
 
@@ -11,7 +11,7 @@ Sections (``--only`` takes a comma-separated list of these names):
   state machine (``bench_plugin.py``).
 * ``catch``      - time to catch each known bug of quality/ under ``dev``,
   through quality's own runner (``quality.meta.run_all``).
-* ``strategies`` - the targeted frame strategies of properties/strategies.py
+* ``strategies`` - the targeted frame strategies of resume/testing/strategies.py
   against a plain ``st.binary(max_size=70)`` on the parse-step (step 1)
   known bugs: examples and seconds until the bug is caught, medians over
   several seeds, and their ratio.
@@ -40,17 +40,17 @@ import sys
 import tempfile
 import time
 
-SCRIPTS = pathlib.Path(__file__).resolve().parent
-PROJECT_ROOT = SCRIPTS.parent
+JOBS = pathlib.Path(__file__).resolve().parent
+PROJECT_ROOT = JOBS.parent
 sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
 
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resume import loader  # noqa: E402
+from resume.testing import loader  # noqa: E402
 
 SECTIONS = ("suite", "catch", "strategies", "commits")
-COMMAND = "python scripts/bench.py"
+COMMAND = "python -m jobs.bench"
 SUITE = ["properties", "stateful"]
 SUITE_TIMEOUT = 900  # seconds; a suite run longer than this is reported as such
 
@@ -121,7 +121,7 @@ def suite_section():
     with tempfile.TemporaryDirectory(prefix="bench-rates-") as folder:
         results = pathlib.Path(folder) / "results.jsonl"
         env_extra = {"BENCH_RESULTS": str(results),
-                     "PYTHONPATH": os.pathsep.join(p for p in (str(SCRIPTS), os.environ.get("PYTHONPATH")) if p)}
+                     "PYTHONPATH": os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)}
         for profile in ("dev", "ci"):
             for workers in (1, 2):
                 if workers > 1 and not xdist_available():
@@ -129,7 +129,7 @@ def suite_section():
                     continue
                 # The serial dev run also measures each test (statistics on, the step counter).
                 measured = profile == "dev" and workers == 1
-                extra = ["-p", "bench_plugin", "--hypothesis-show-statistics"] if measured else []
+                extra = ["-p", "jobs.bench_plugin", "--hypothesis-show-statistics"] if measured else []
                 print(f"[bench] suite under {profile}, {'serial' if workers == 1 else f'-n {workers}'}...",
                       file=sys.stderr, flush=True)
                 seconds, summary, code = run_suite(profile, workers, extra, env_extra if measured else None)
@@ -224,8 +224,8 @@ def agrees(impl, line):
 
 
 def targeted_frames():
-    """The union the suite's near-miss property draws from (properties/strategies.py)."""
-    from properties import strategies as sts
+    """The union the suite's near-miss property draws from (resume/testing/strategies.py)."""
+    from resume.testing import strategies as sts
 
     parts = [getattr(sts, name)() for name in ("valid_frames", "invalid_frames", "mutated_frames",
                                                "frame_like_bytes") if hasattr(sts, name)]
@@ -422,7 +422,7 @@ def report(figures, only):
                     f"{SEARCH_MAX_EXAMPLES} examples or {SEARCH_MAX_SECONDS:.0f} s. Medians over the seeds; a search that gave up",
                     "counts with what it spent, and `>` marks a median that is only a lower bound.",
                     "Targeted = the union the suite's near-miss property draws from: valid_frames | invalid_frames |",
-                    "mutated_frames | frame_like_bytes (properties/strategies.py).", "",
+                    "mutated_frames | frame_like_bytes (resume/testing/strategies.py).", "",
                     table(["bug", "targeted caught", "targeted examples", "targeted s",
                            "binary caught", "binary examples", "binary s",
                            "examples ratio (binary/targeted)", "seconds ratio"], rows)]
@@ -436,7 +436,7 @@ def report(figures, only):
                 "Test cases Hypothesis ran (all phases) over the seconds of the test's call.", "",
                 table(["test", "examples", "s", "examples/s"], props),
                 "", "## Steps per second, each state machine (serial dev run)", "",
-                "Rule steps executed (counted after each step, see scripts/bench_plugin.py) over the test's seconds.", "",
+                "Rule steps executed (counted after each step, see jobs/bench_plugin.py) over the test's seconds.", "",
                 table(["state machine", "runs", "steps", "s", "steps/s"], steps)]
         if plain:
             out += ["", "Tests without Hypothesis (a fixed scenario):", "", table(["test", "s"], plain)]
@@ -489,8 +489,8 @@ def main(argv=None):
     text = report(figures, only)
     print(text)
     if not options.no_write:
-        (PROJECT_ROOT / "BENCHMARKS.md").write_text(text)
-        print(f"[bench] written to {PROJECT_ROOT / 'BENCHMARKS.md'}", file=sys.stderr)
+        (PROJECT_ROOT / "docs" / "BENCHMARKS.md").write_text(text)
+        print(f"[bench] written to {PROJECT_ROOT / 'docs' / 'BENCHMARKS.md'}", file=sys.stderr)
     return 0
 
 

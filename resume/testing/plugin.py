@@ -5,7 +5,7 @@ it reads the command line; otherwise ``pytest --impl PATH`` would take PATH
 for a test path. The root ``conftest.py`` loads the chosen file.
 """
 
-from resume import loader
+from resume.testing import loader
 
 
 def pytest_addoption(parser):

@@ -23,7 +23,7 @@ import time
 import xml.etree.ElementTree as ET
 
 # The checkout that holds conftest.py, properties/ and stateful/.
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 STEP_NAMES = {
     1: "parse_line",

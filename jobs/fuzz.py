@@ -1,7 +1,7 @@
 """The bounded fuzz job: the suite under the ``fuzz`` profile until a time budget is spent.
 
-    python scripts/fuzz.py --budget 600 --workers 2            # nightly CI
-    python scripts/fuzz.py --budget 60 -- --impl=path/to/client.py stateful
+    python -m jobs.fuzz --budget 600 --workers 2            # nightly CI
+    python -m jobs.fuzz --budget 60 -- --impl=path/to/client.py stateful
 
 How it stops by itself: Hypothesis has no time limit, only ``max_examples``,
 and one ``fuzz``-profile pass over the suite (2000 examples a test, 60 steps a
@@ -37,10 +37,10 @@ import sys
 import threading
 import time
 
-import hypothesis_stats
+from jobs import hypothesis_stats
 
-SCRIPTS = pathlib.Path(__file__).resolve().parent
-PROJECT_ROOT = SCRIPTS.parent
+JOBS = pathlib.Path(__file__).resolve().parent
+PROJECT_ROOT = JOBS.parent
 FIRST_CAP = 10  # examples a test in the first, measuring round
 MIN_CAP = 5  # a round smaller than this is not worth starting
 GROWTH = 4  # a round's cap grows at most this much over the last one
@@ -71,14 +71,14 @@ def _echo(stream, lines):
 
 def run_round(cap, workers, pytest_args, deselected, hard_limit):
     """One pytest process; returns (exit code, its output, seconds it took)."""
-    command = [sys.executable, "-m", "pytest", "-p", "fuzz_round_plugin",
+    command = [sys.executable, "-m", "pytest", "-p", "jobs.fuzz_round_plugin",
                "--hypothesis-show-statistics", "-q", "-rfE"]
     if workers > 1:
         command += ["-n", str(workers)]
     command += [f"--deselect={nodeid}" for nodeid in deselected]
     command += pytest_args
     env = dict(os.environ, HYPOTHESIS_PROFILE="fuzz", FUZZ_ROUND_MAX_EXAMPLES=str(cap))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SCRIPTS), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH")) if p)
     started = time.monotonic()
     # A session of its own, so that an overrunning round is stopped whole
     # (xdist workers and the receiver processes the tests start included).

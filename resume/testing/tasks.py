@@ -8,7 +8,7 @@ instead of a suite that never ends.
 import asyncio
 import gc
 
-from properties import leaks
+from resume.testing import leaks
 
 HUNG = "hung"
 RETURNED = "returned"

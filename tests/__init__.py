@@ -1,0 +1,1 @@
+"""Tests of the project's own tools (not of the contract: that is properties/ and stateful/)."""
