@@ -4,7 +4,7 @@ It holds a retained log of consecutive ``(seq, delta)`` events (which may
 start above 0) and serves each connection as one *session*:
 
 1. read ``RESUME <n>`` and record it;
-2. choose what to send with ``replay()``, starting from its OWN ACK cursor
+2. choose what to send from its retained log, starting from its OWN ACK cursor
    (the highest seq ACKed in order), not from the client's word: delivery is
    at least once, so an event the client committed but never ACKed is sent
    again as a real duplicate;
@@ -14,7 +14,7 @@ start above 0) and serves each connection as one *session*:
    the client closes.
 
 Resync: when the retained log no longer holds the event right after the ACK
-cursor (``replay`` raises ResyncRequired), the publisher sends nothing, marks
+cursor, the publisher sends nothing, marks
 the session ``resync=True`` and ends it with EOF. A caller learns of it from
 ``publisher.sessions[-1].resync``; the client just sees an empty session.
 
@@ -30,12 +30,9 @@ import collections
 import dataclasses
 import re
 
-from resume.client import ResyncRequired, replay
-
 HOST = "127.0.0.1"
 _RESUME = re.compile(rb"RESUME (-1|0|[1-9][0-9]*)\n")
 _ACK = re.compile(rb"ACK (0|[1-9][0-9]*)\n")
-_REPLAY_WINDOW = 128  # replay() takes at most 128 events at once
 
 
 @dataclasses.dataclass
@@ -193,15 +190,14 @@ class Publisher:
         cursor = self.acked - plan.resend
         if self.log and plan.resend:
             # Resend no further back than the log goes; a cursor already
-            # behind the log is left alone, so that replay() reports resync.
+            # behind the log is left alone, so that the session resyncs.
             cursor = max(cursor, min(self.acked, self.log[0][0] - 1))
         sent = 0
+        if self.log and cursor < self.log[0][0] - 1:  # the log no longer holds cursor + 1
+            session.resync = True
+            return None
         while True:
-            try:
-                batch = self._next_batch(cursor)
-            except ResyncRequired:
-                session.resync = True
-                return None
+            batch = self._next_batch(cursor)
             if not batch:
                 return None
             for seq, delta in batch:
@@ -219,10 +215,16 @@ class Publisher:
                 cursor = seq
 
     def _next_batch(self, cursor):
-        if not self.log or cursor >= self.log[-1][0]:
-            return []
-        start = max(0, cursor + 1 - self.log[0][0])
-        return replay(self.log[start:start + _REPLAY_WINDOW], cursor, self.batch)
+        """The next at most ``batch`` events after ``cursor`` (which the log reaches).
+
+        The publisher's own retention window, on purpose not the product's
+        ``replay()``: the harness must not run code under test (a mutant of
+        ``replay`` would otherwise change the test's peer; docs/MUTATION.md).
+        The log's seqs are consecutive, so the event after ``cursor`` sits at
+        index ``cursor + 1 - first``.
+        """
+        start = cursor + 1 - self.log[0][0] if self.log else 0
+        return self.log[start:start + self.batch]
 
     async def _write(self, writer, session, data):
         writer.write(data)
