@@ -8,8 +8,8 @@ twice.
 
 import asyncio
 
-from resume.testing.store import read
-from resume.testing import loader, receiver
+from resume.testing import loader, receiver, store
+
 from resume.publisher import Publisher
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
@@ -26,7 +26,7 @@ async def crash_then_resume(db):
         assert code == receiver.KILLED, err
         await publisher.idle()
         assert publisher.acks == [0]  # event 1 is committed but was never ACKed
-        assert read(db) == ((1, 12), dict(LOG[:2]))
+        assert store.read(db) == ((1, 12), dict(LOG[:2]))
 
         code, out, err = await receiver.run(impl_path, publisher.port, db)
         assert code == 0, err
@@ -36,4 +36,4 @@ async def crash_then_resume(db):
     assert publisher.sessions[1].sent[0] == b"EVENT 1 7\n"  # the real duplicate
     assert publisher.acks == [0, 1, 2, 3]
     # Every seq exactly once, and the total is their sum.
-    assert read(db) == ((3, sum(delta for _, delta in LOG)), dict(LOG))
+    assert store.read(db) == ((3, sum(delta for _, delta in LOG)), dict(LOG))

@@ -26,8 +26,8 @@ class Model:
         return len(self.deltas) - 1
 
     def ledger(self):
-        """The ledger rows a correct store holds, in seq order."""
-        return list(enumerate(self.deltas[: self.last + 1]))
+        """The ledger a correct store holds: ``{seq: delta}``, in seq order."""
+        return dict(enumerate(self.deltas[: self.last + 1]))
 
     def log(self):
         """The whole published log as ``(seq, delta)`` pairs."""

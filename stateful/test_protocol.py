@@ -39,7 +39,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from resume.testing.strategies import DELTA_MAX, FRAME_MAX, deltas
 from resume.testing import loader, receiver
 from resume.publisher import HOST, Publisher
-from resume.testing import snapshot
+from resume.testing import store
 from stateful.driver import AsyncDriver
 from stateful.model import Model
 
@@ -435,11 +435,11 @@ class ProtocolMachine(RuleBasedStateMachine):
         assert self.con is None or not self.con.in_transaction, "the machine's connection is in a transaction"
 
     def check_store(self):
-        snap = snapshot.read(self.path)
-        assert [row[0] for row in snap.checkpoints] == [1], f"checkpoint rows: {snap.checkpoints}"
-        ledger_sum = sum(delta for _, delta in snap.ledger)
+        snap = store.read(self.path)
+        assert snap.state is not None, "the checkpoint table must hold exactly the row id 1"
+        ledger_sum = sum(snap.ledger.values())
         assert snap.total == ledger_sum, f"total {snap.total} != SUM(ledger.delta) {ledger_sum}"
-        seqs = [seq for seq, _ in snap.ledger]
+        seqs = list(snap.ledger)
         assert seqs == list(range(snap.last + 1)), f"ledger seqs {seqs} with last {snap.last}"
         assert snap.last >= self.seen_last, f"last went back from {self.seen_last} to {snap.last}"
         assert snap.last - self.seen_last <= self.offered, (

@@ -1,25 +1,62 @@
-"""A store as the tests see it: temporary files and a plain sqlite3 connection of the test's own.
+"""A store as the tests see it: the ONE reader of a store file, temporary paths, a prefill.
 
-The schema is SPEC.md's, so reading ``checkpoint`` and ``ledger`` directly is
-fair; it is how the tests check what another connection sees, independent of
-the implementation's ``state()``.
+The schema is SPEC.md's (``checkpoint`` and ``ledger``), so reading it
+directly is fair: it is how the tests check what another connection sees,
+independent of the implementation's ``state()``.
 
-Each Hypothesis example needs its own store: use ``temp_store_path()`` inside
-the test body (function-scoped pytest fixtures are not reset between
-examples).
+* ``read(path)``: a ``Snapshot`` through a connection of the test's own,
+  opened READ-ONLY (an SQLite ``mode=ro`` URI) and closed at once. It never
+  creates a file: a missing store is ``sqlite3.OperationalError``.
+* ``temp_store_path()``: a path for a new store in a fresh temporary folder.
+  Each Hypothesis example needs its own store: use it inside the test body
+  (function-scoped pytest fixtures are not reset between examples).
+* ``opened(impl, path)``: ``impl.open_store(path)``, closed on leaving.
+* ``prefill(path, last, total, ledger)``: the one writer here, to start a
+  test anywhere in the seq range (on an existing store only).
 """
 
 import contextlib
 import os
+import pathlib
 import sqlite3
 import tempfile
-
+import typing
 
 # Store files go to a RAM-backed folder where there is one: still real SQLite
 # files with real locking, but a commit then costs no fsync, which on a busy
 # disk is most of an example's time. Nothing here tests durability across a
 # power cut, which is the only thing such a folder would not show.
 _FAST_TMP = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+class Snapshot(typing.NamedTuple):
+    """The store at one moment; compares equal to ``((last, total), {seq: delta})``."""
+
+    state: tuple | None  # (last, total) of the checkpoint; None unless the table is exactly the row id 1
+    ledger: dict  # seq -> delta, in seq order
+
+    @property
+    def last(self):
+        return self.state[0]
+
+    @property
+    def total(self):
+        return self.state[1]
+
+
+def _uri(path, mode):
+    """An SQLite URI for ``path`` that opens an existing file only (``mode`` 'ro' or 'rw')."""
+    # as_uri() percent-encodes the path, so a '?' or '#' in it cannot end the file name.
+    return f"{pathlib.Path(path).absolute().as_uri()}?mode={mode}"
+
+
+def read(path):
+    """A Snapshot of the store at ``path``, read through a read-only connection (never creates it)."""
+    with contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True)) as con:
+        checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall()
+        ledger = dict(con.execute("SELECT seq, delta FROM ledger ORDER BY seq"))
+    state = tuple(checkpoints[0][1:]) if [row[0] for row in checkpoints] == [1] else None
+    return Snapshot(state, ledger)
 
 
 @contextlib.contextmanager
@@ -39,21 +76,13 @@ def opened(impl, path):
         con.close()
 
 
-def read(path):
-    """``((last, total), {seq: delta})`` as a second connection sees the store now."""
-    with contextlib.closing(sqlite3.connect(path)) as con:
-        row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
-        ledger = dict(con.execute("SELECT seq, delta FROM ledger"))
-    return (tuple(row) if row is not None else None), ledger
-
-
 def prefill(path, last, total, ledger=None):
     """Set the checkpoint to ``(last, total)`` and add ``ledger`` rows, in a store open_store created.
 
     Lets a test start anywhere in the seq range (near 2147483647 too) without
     applying two billion events, and make a ledger with rows missing.
     """
-    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
+    with contextlib.closing(sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None)) as con:
         con.execute("BEGIN IMMEDIATE")
         con.execute("UPDATE checkpoint SET last = ?, total = ? WHERE id = 1", (last, total))
         con.executemany("INSERT INTO ledger(seq, delta) VALUES (?, ?)", sorted((ledger or {}).items()))
