@@ -18,7 +18,7 @@ import sqlite3
 import time
 
 import pytest
-from hypothesis import given, note
+from hypothesis import example, given, note
 from hypothesis import strategies as st
 
 from resume.testing import strategies as sts
@@ -117,6 +117,9 @@ def concrete(model, attempt):
 
 
 @given(start=starts(), plan=st.lists(attempts(), min_size=3, max_size=16))
+# Every run: a committed seq redelivered with another delta (Conflict, nothing
+# changes); random plans from a random start reach it in only some runs.
+@example(start=(-1, 0, {}), plan=[("next", 0, 5), ("other delta", 0, 0), ("next", 0, 7)])
 def test_outcomes_and_the_committed_state_follow_the_model(impl, start, plan):
     model = Model(*start)
     with temp_store_path() as path, opened(impl, path) as con:

@@ -12,7 +12,7 @@ Claims:
 """
 
 import pytest
-from hypothesis import event, given
+from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from resume.testing import strategies as sts
@@ -37,6 +37,7 @@ def outcome(impl, events, last, limit):
 
 
 @given(sts.replay_args())
+@example(("inside", [(seq, 0) for seq in range(sts.LOG_MAX)], 100, sts.LIMIT_MAX))  # the largest log
 def test_replay_matches_the_model_on_valid_input(impl, args):
     relation, events, last, limit = args
     event(f"cursor {relation}")

@@ -29,6 +29,7 @@ Contents:
 
 import asyncio
 import collections
+import unicodedata
 
 from hypothesis import event
 from hypothesis import strategies as st
@@ -168,44 +169,51 @@ def multi_line_frames(draw):
     return good[:pos] + b"\n" + good[pos:]
 
 
-# Zeros of decimal digit sets that int() and the str pattern \d accept.
-_FOREIGN_ZEROS = {
-    "full-width": 0xFF10,
-    "arabic-indic": 0x0660,
-    "devanagari": 0x0966,
-    "mathematical bold": 0x1D7CE,
-}
+# Every Unicode decimal digit but ASCII's: int() and the str pattern \d accept
+# them all (full-width, Arabic-Indic, Devanagari, mathematical bold, ...).
+FOREIGN_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not "0" <= c <= "9")
 
 
-def _foreign(digits, zero):
+def _foreign(digits, sample):
+    """ASCII ``digits`` written in the decimal set of the digit ``sample``, as UTF-8."""
+    zero = ord(sample) - unicodedata.digit(sample)  # each set's ten digits are consecutive
     return "".join(chr(zero + d - ord("0")) for d in digits).encode("utf-8")
 
 
 @st.composite
 def non_ascii_frames(draw):
-    """Non-ASCII: a byte 0x80-0xFF anywhere, or non-ASCII digits (UTF-8) in a number.
+    """Non-ASCII: a byte 0x80-0xFF replaced or inserted anywhere in a valid frame."""
+    good = draw(valid_frames())
+    pos = draw(st.integers(0, len(good)))
+    byte = bytes([draw(st.integers(0x80, 0xFF))])
+    if draw(st.booleans()) and pos < len(good):
+        return good[:pos] + byte + good[pos + 1 :]  # replaced
+    return good[:pos] + byte + good[pos:]  # inserted
 
-    The digits replace a whole number (``EVENT ١ 0``: an implementation that
-    decodes and uses int() or ``\\d`` on str would accept it) or sit next to
-    ASCII digits (``EVENT 1١ 0``).
+
+@st.composite
+def foreign_digit_frames(draw):
+    """Non-ASCII decimal digits (UTF-8) in a number, where ASCII ones would be valid.
+
+    The digits replace a whole number (``EVENT \\u0661 0``), one digit of it
+    (``EVENT 1\\u0662 0``) or sit next to its ASCII digits (``EVENT 1\\u0661 0``):
+    an implementation that decodes and uses int() or ``\\d`` on str accepts
+    them. Every example is such a digit, so that kind of bug is caught in
+    every run, not one in three.
     """
-    kind = draw(st.sampled_from(["foreign number", "foreign digit beside", "high byte"]))
-    if kind == "high byte":
-        good = draw(valid_frames())
-        pos = draw(st.integers(0, len(good)))
-        byte = bytes([draw(st.integers(0x80, 0xFF))])
-        if draw(st.booleans()) and pos < len(good):
-            return good[:pos] + byte + good[pos + 1 :]  # replaced
-        return good[:pos] + byte + good[pos:]  # inserted
+    kind = draw(st.sampled_from(["foreign number", "foreign digit in place", "foreign digit beside"]))
     fields = draw(_fields())
     i = draw(_number_index())
-    zero = _FOREIGN_ZEROS[draw(st.sampled_from(sorted(_FOREIGN_ZEROS)))]
+    sample = draw(FOREIGN_DIGITS)
     sign, digits = _split_sign(fields[i])
     if kind == "foreign number":
-        fields[i] = sign + _foreign(digits, zero)
+        fields[i] = sign + _foreign(digits, sample)
+    elif kind == "foreign digit in place":
+        pos = draw(st.integers(0, len(digits) - 1))
+        fields[i] = sign + digits[:pos] + _foreign(digits[pos : pos + 1], sample) + digits[pos + 1 :]
     else:
         pos = draw(st.integers(0, len(digits)))
-        extra = _foreign(bytes([draw(st.sampled_from(b"0123456789"))]), zero)
+        extra = _foreign(bytes([draw(st.sampled_from(b"0123456789"))]), sample)
         fields[i] = sign + digits[:pos] + extra + digits[pos:]
     return _join(fields)
 
@@ -340,6 +348,7 @@ FRAME_MALFORMATIONS = {
     "missing final LF": cut_off_frames(),
     "more than one line": multi_line_frames(),
     "non-ASCII": non_ascii_frames(),
+    "non-ASCII digit": foreign_digit_frames(),
     "out of range": out_of_range_frames(),
     "keyword or case": keyword_frames(),
     "whitespace": whitespace_frames(),
@@ -423,13 +432,14 @@ def bad_ints(low, high):
     Bools, floats (the in-range ``1.0`` and ``float(low)`` too, and nan/inf),
     strings of valid numbers, None, one past each bound, and any int beyond.
     """
-    return st.one_of(
+    # One past each bound is the likeliest bug (a bound off by one), so it is
+    # drawn half the time, not one time in eight.
+    return st.sampled_from([low - 1, high + 1]) | st.one_of(
         st.booleans(),
         st.sampled_from([1.0, float(low), float(high)]),
         st.floats(),
         st.sampled_from([str(low), "1"]),
         st.none(),
-        st.sampled_from([low - 1, high + 1]),
         st.integers(max_value=low - 1),
         st.integers(min_value=high + 1),
     )
@@ -468,9 +478,11 @@ def windows(draw, min_size=1, max_size=LOG_MAX, min_first=SEQ_MIN, max_final=SEQ
 
     The first seq is at least ``min_first`` and the final one at most
     ``max_final``; the start is biased to the lowest and the highest start
-    allowed (so windows ending at 2147483647 are common).
+    allowed (so windows ending at 2147483647 are common), and the size to
+    ``min_size`` and ``max_size`` (so a log of exactly 128 events is too).
     """
-    return _window(draw, draw(st.integers(min_size, max_size)), min_first, max_final)
+    size = draw(st.integers(min_size, max_size) | st.sampled_from([min_size, max_size]))
+    return _window(draw, size, min_first, max_final)
 
 
 def _window(draw, n, min_first=SEQ_MIN, max_final=SEQ_MAX):

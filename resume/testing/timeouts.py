@@ -3,7 +3,8 @@
 A valid timeout is an ``int`` or ``float``, not ``bool``, with
 ``0 < timeout < inf``; NaN is invalid, and so is an int too large to become a
 float. ``LISTED`` names every kind once (the brief's list and a few more);
-``invalid_timeouts()`` adds generated ones around them.
+``invalid_timeouts()`` adds generated ones around them, +inf made at run
+time among them.
 """
 
 import math
@@ -13,9 +14,15 @@ from hypothesis import strategies as st
 LISTED = [0, 0.0, -0.0, -1, -0.5, math.inf, -math.inf, math.nan, True, False, "1", None, 10**400, b"1", 1j]
 
 
+# +inf made at run time: a new float object each time, not the math.inf object
+# of LISTED, so that an implementation that tests ``seconds is not math.inf`` is caught.
+RUN_TIME_INFINITIES = st.sampled_from(["inf", "1e309", "Infinity"]).map(float)
+
+
 def invalid_timeouts():
     return (
         st.sampled_from(LISTED)
+        | RUN_TIME_INFINITIES
         | st.integers(max_value=0)
         | st.floats(max_value=0.0)  # -inf included
         | st.integers(min_value=2**1024)  # too large to become a float
