@@ -84,6 +84,10 @@ def pytest_configure(config):
     # pyproject.toml; this file is still loaded from the folder pytest runs in.
     # Warnings are errors, ResourceWarning (an unclosed socket or DB) included.
     config.addinivalue_line("filterwarnings", "error")
+    # pytest-asyncio's settings (pyproject.toml) need no copy here: without
+    # that file its defaults are the same (strict mode, one loop per test),
+    # only the fixture loop scope goes unstated (a deprecation notice at start;
+    # the suite has no async fixture). tests/test_async_config.py checks it.
     config.addinivalue_line("markers", "quality: the meta-tests of quality/ (run with -m quality)")
     try:
         loader.choose(config.getoption("impl", default=None))

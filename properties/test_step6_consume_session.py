@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 
 from resume.testing import leaks, peers, store
 from resume.testing import strategies as sts
-from resume.testing import tasks, timeouts
+from resume.testing import timeouts
+from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
@@ -208,6 +209,7 @@ CLOSE_ERRORS = {
 }
 
 
+@pytest.mark.asyncio
 @given(scenarios())
 @example(Scenario(((0, 5), (1, 7)), "EOF", b"", "plain", None, "real"))
 @example(Scenario(((0, 5), (0, 5)), "EOF", b"", "awaitable", None, "real"))  # a duplicate is ACKed
@@ -222,7 +224,8 @@ CLOSE_ERRORS = {
 @example(Scenario(((0, 5),), "EOF", b"", None, None, "ConnectionError"))
 @example(Scenario(((0, 5),), "EOF", b"", None, None, "other error"))
 @example(Scenario(((0, 5),), "gap", b"EVENT 2 5\n", None, None, "other error"))
-def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(impl, scenario):
+@each_example_clean
+async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(impl, scenario):
     event(f"ending: {scenario.ending}")
     event(f"before_ack: {scenario.hook}, fails: {scenario.hook_fails_at is not None}")
     event(f"closing wait: {scenario.close}")
@@ -231,7 +234,7 @@ def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(i
     with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
-            seen = tasks.run(play(impl, con, scenario))
+            seen = await play(impl, con, scenario)
             assert_db_open(con)
             stored = store.read(path)
         finally:
@@ -309,18 +312,20 @@ async def play(impl, con, scenario):
 # ------------------------------------------------- cancellation anywhere
 
 
+@pytest.mark.asyncio
 @given(
     log=st.lists(sts.deltas(), min_size=1, max_size=4),
     hook=st.sampled_from([None, "plain", "awaitable"]),
     iterations=st.integers(1, 60),  # 0 would cancel a task that never started
 )
-def test_a_session_cancelled_at_any_point_reclaims_and_leaves_a_consistent_store(impl, log, hook, iterations):
+@each_example_clean
+async def test_a_session_cancelled_at_any_point_reclaims_and_leaves_a_consistent_store(impl, log, hook, iterations):
     """Cancel after ``iterations`` turns of the loop: at readline, in before_ack's
     awaitable, at a drain, in the closing wait, or after the end."""
     with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
-            seen = tasks.run(cancel_a_session(impl, con, log, hook, iterations))
+            seen = await cancel_a_session(impl, con, log, hook, iterations)
             assert_db_open(con)
             (last, total), ledger = store.read(path)
         finally:
@@ -369,19 +374,21 @@ async def cancel_a_session(impl, con, log, hook, iterations):
 # ------------------------------------------------- each await point, for sure
 
 
-def run_with_store(impl, scenario_coroutine):
-    """Run ``scenario_coroutine(con)`` with a fresh store; return (its result, the store as read after)."""
+async def run_with_store(impl, scenario_coroutine):
+    """Await ``scenario_coroutine(con)`` with a fresh store; return (its result, the store as read after)."""
     with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
-            result = tasks.run(scenario_coroutine(con))
+            result = await scenario_coroutine(con)
             assert_db_open(con)
             return result, store.read(path)
         finally:
             con.close()
 
 
-def test_a_silent_publisher_ends_the_session_with_TimeoutError_within_the_timeout(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_silent_publisher_ends_the_session_with_TimeoutError_within_the_timeout(impl):
     async def scenario(con):
         async with Publisher([(0, 5)]) as publisher:
             publisher.plan(silent=True)
@@ -393,14 +400,16 @@ def test_a_silent_publisher_ends_the_session_with_TimeoutError_within_the_timeou
             ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return outcome, elapsed, closed, ended
 
-    (outcome, elapsed, closed, ended), stored = run_with_store(impl, scenario)
+    (outcome, elapsed, closed, ended), stored = await run_with_store(impl, scenario)
     assert outcome[0] == RAISED and isinstance(outcome[1], TimeoutError), outcome
     assert SHORT * 0.9 <= elapsed < SHORT + SLACK, f"{elapsed:.2f} s for a {SHORT} s timeout"
     assert closed and ended, "the connection was not reclaimed"
     assert stored == ((-1, 0), {})
 
 
-def test_a_session_cancelled_while_reading_propagates_the_cancellation_and_reclaims(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_session_cancelled_while_reading_propagates_the_cancellation_and_reclaims(impl):
     async def scenario(con):
         async with Publisher([(0, 5)]) as publisher:
             publisher.plan(silent=True)
@@ -413,13 +422,15 @@ def test_a_session_cancelled_while_reading_propagates_the_cancellation_and_recla
             ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return outcome, closed, ended
 
-    (outcome, closed, ended), stored = run_with_store(impl, scenario)
+    (outcome, closed, ended), stored = await run_with_store(impl, scenario)
     assert outcome == (CANCELLED, None)
     assert closed and ended, "the connection was not reclaimed"
     assert stored == ((-1, 0), {})
 
 
-def test_a_session_cancelled_in_before_acks_awaitable_commits_but_never_acks(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_session_cancelled_in_before_acks_awaitable_commits_but_never_acks(impl):
     async def scenario(con):
         loop = asyncio.get_running_loop()
         blocker, called = loop.create_future(), asyncio.Event()
@@ -439,7 +450,7 @@ def test_a_session_cancelled_in_before_acks_awaitable_commits_but_never_acks(imp
             ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return outcome, blocker.cancelled(), closed and ended, publisher.acks
 
-    (outcome, awaited, closed, acks), stored = run_with_store(impl, scenario)
+    (outcome, awaited, closed, acks), stored = await run_with_store(impl, scenario)
     assert outcome == (CANCELLED, None)
     assert awaited, "the awaitable before_ack returned was not awaited (its cancellation never reached it)"
     assert acks == [], "ACK written before before_ack's awaitable completed"
@@ -470,8 +481,10 @@ async def blocked_drain_session(impl, con, cancel_in_before_ack):
     return outcome, elapsed, closed
 
 
-def test_a_blocked_drain_times_out_and_the_hanging_close_is_aborted(impl):
-    (outcome, elapsed, closed), stored = run_with_store(
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_blocked_drain_times_out_and_the_hanging_close_is_aborted(impl):
+    (outcome, elapsed, closed), stored = await run_with_store(
         impl, lambda con: blocked_drain_session(impl, con, cancel_in_before_ack=False)
     )
     assert outcome[0] == RAISED and isinstance(outcome[1], TimeoutError), outcome
@@ -480,8 +493,10 @@ def test_a_blocked_drain_times_out_and_the_hanging_close_is_aborted(impl):
     assert stored == ((0, 5), {0: 5})
 
 
-def test_a_session_cancelled_at_a_blocked_drain_propagates_and_aborts(impl):
-    (outcome, elapsed, closed), stored = run_with_store(
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_session_cancelled_at_a_blocked_drain_propagates_and_aborts(impl):
+    (outcome, elapsed, closed), stored = await run_with_store(
         impl, lambda con: blocked_drain_session(impl, con, cancel_in_before_ack=True)
     )
     assert outcome == (CANCELLED, None)
@@ -490,7 +505,9 @@ def test_a_session_cancelled_at_a_blocked_drain_propagates_and_aborts(impl):
     assert stored == ((0, 5), {0: 5})
 
 
-def test_a_closing_wait_that_hangs_on_a_real_socket_is_aborted_and_the_state_returned(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_closing_wait_that_hangs_on_a_real_socket_is_aborted_and_the_state_returned(impl):
     async def scenario(con):
         async with peers.Peer(b"", eof=True, stall=True) as peer:  # EOF at once, never reads
             reader, writer = await asyncio.open_connection(HOST, peer.port, limit=LIMIT)
@@ -503,15 +520,17 @@ def test_a_closing_wait_that_hangs_on_a_real_socket_is_aborted_and_the_state_ret
             await settle(writer)
         return outcome, elapsed, closed
 
-    (outcome, elapsed, closed), _ = run_with_store(impl, scenario)
+    (outcome, elapsed, closed), _ = await run_with_store(impl, scenario)
     assert outcome == (RETURNED, (-1, 0))
     assert elapsed < SHORT + SLACK
     assert closed, "a closing wait that timed out must be followed by abort()"
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("cancelled", [False, True], ids=["hangs", "cancelled-in-it"])
 @pytest.mark.parametrize("path", ["EOF", "gap", "before_ack raises"])
-def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl, path, cancelled):
+@each_example_clean
+async def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl, path, cancelled):
     """FAKE closing wait (``peers.CloseFault``) that never ends: abort() within the
     timeout; a cancellation arriving in it does not replace the session's own error."""
     hook_error = HookFailure("before_ack failed (test)")
@@ -536,7 +555,7 @@ def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl
             await settle(writer)
         return outcome, elapsed, fake.transport.aborts
 
-    (outcome, elapsed, aborts), stored = run_with_store(impl, scenario)
+    (outcome, elapsed, aborts), stored = await run_with_store(impl, scenario)
     kind, value = outcome
     if path == "EOF":
         assert outcome == ((CANCELLED, None) if cancelled else (RETURNED, (0, 5)))
@@ -549,8 +568,10 @@ def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kept(impl
     assert stored == ((0, 5), {0: 5})
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("path", ["EOF", "gap"])
-def test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted(impl, path):
+@each_example_clean
+async def test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted(impl, path):
     """FAKE closing wait that takes SHORT seconds, well inside the timeout: the
     session waits for it (a graceful close) and does not abort."""
 
@@ -566,7 +587,7 @@ def test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted(impl, pat
             closed = await settle(writer)
         return outcome, elapsed, fake.transport.aborts, closed
 
-    (outcome, elapsed, aborts, closed), stored = run_with_store(impl, scenario)
+    (outcome, elapsed, aborts, closed), stored = await run_with_store(impl, scenario)
     kind, value = outcome
     if path == "EOF":
         assert outcome == (RETURNED, (0, 5)), outcome
@@ -581,8 +602,10 @@ def test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted(impl, pat
 # ------------------------------------------------- invalid timeouts
 
 
+@pytest.mark.asyncio
 @given(timeouts.invalid_timeouts())
-def test_an_invalid_timeout_raises_ValueError_after_reclaiming_the_connection(impl, timeout):
+@each_example_clean
+async def test_an_invalid_timeout_raises_ValueError_after_reclaiming_the_connection(impl, timeout):
     async def scenario(con):
         async with Publisher([(0, 5)]) as publisher:
             reader, writer = await connect(publisher.port)
@@ -591,31 +614,40 @@ def test_an_invalid_timeout_raises_ValueError_after_reclaiming_the_connection(im
             ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         return outcome, closed, ended, publisher.acks
 
-    (outcome, closed, ended, acks), stored = run_with_store(impl, scenario)
+    (outcome, closed, ended, acks), stored = await run_with_store(impl, scenario)
     assert outcome[0] == RAISED and isinstance(outcome[1], ValueError), outcome
     assert closed and ended, "the connection must be reclaimed before ValueError"
     assert acks == [] and stored == ((-1, 0), {}), "nothing may be consumed with an invalid timeout"
 
 
-def test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second(impl):
-    """FAKE closing wait that never ends, for every listed bad timeout at once (one second in all)."""
+@pytest.mark.asyncio
+@each_example_clean
+async def test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second(impl):
+    """FAKE closing waits (``peers.CloseFault``), for every listed bad timeout at once
+    (one second in all): one that never ends is aborted within the second; one
+    that takes SHORT s, well inside it, is awaited and NOT aborted (a bound of
+    nothing, then abort, would pass the first half alone)."""
 
-    async def one(con, port, timeout):
+    async def one(con, port, timeout, close):
         reader, writer = await connect(port)
-        fake = peers.CloseFault(writer, "hang")
+        fake = peers.CloseFault(writer, close)
         start = asyncio.get_running_loop().time()
         outcome = await outcome_within(impl.consume_session(reader, fake, con, timeout), 1.0 + SLACK)
         elapsed = asyncio.get_running_loop().time() - start
         await settle(writer)
-        return timeout, outcome, elapsed, fake.transport.aborts
+        return timeout, close, outcome, elapsed, fake.transport.aborts
 
     async def scenario(con):
         async with peers.Peer(b"", eof=False) as peer:
-            return await asyncio.gather(*(one(con, peer.port, t) for t in timeouts.LISTED))
+            return await asyncio.gather(*(one(con, peer.port, t, c) for t in timeouts.LISTED for c in ("hang", SHORT)))
 
-    results, stored = run_with_store(impl, scenario)
-    for timeout, (kind, value), elapsed, aborts in results:
-        assert kind == RAISED and isinstance(value, ValueError), f"timeout={timeout!r}: {kind} {value!r}"
-        assert aborts >= 1, f"timeout={timeout!r}: a closing wait that hangs must be followed by abort()"
-        assert elapsed < 1.0 + SLACK, f"timeout={timeout!r}: {elapsed:.2f} s"
+    results, stored = await run_with_store(impl, scenario)
+    for timeout, close, (kind, value), elapsed, aborts in results:
+        where = f"timeout={timeout!r}, closing wait {'hangs' if close == 'hang' else f'takes {close} s'}"
+        assert kind == RAISED and isinstance(value, ValueError), f"{where}: {kind} {value!r}"
+        if close == "hang":
+            assert aborts >= 1, f"{where}: a closing wait that hangs must be followed by abort()"
+        else:
+            assert aborts == 0, f"{where}: a closing wait inside the one-second bound must not be aborted"
+        assert elapsed < 1.0 + SLACK, f"{where}: {elapsed:.2f} s"
     assert stored == ((-1, 0), {})

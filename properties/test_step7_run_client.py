@@ -28,12 +28,13 @@ import sqlite3
 import tempfile
 
 import pytest
-from hypothesis import event, given, note
+from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
 from resume.testing import leaks, peers, store
 from resume.testing import strategies as sts
-from resume.testing import tasks, timeouts
+from resume.testing import timeouts
+from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
@@ -51,25 +52,35 @@ def assert_store_closed(path):
 # ------------------------------------------------- before anything is opened
 
 
+@pytest.mark.asyncio
 @given(timeouts.invalid_timeouts())
-def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, timeout):
+# +inf made at run time, not the math.inf object: `seconds is not math.inf`
+# where a comparison belongs must fail in every run (a mutant once survived).
+@example(float("inf"))
+@example(float("1e309"))
+@each_example_clean
+async def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, timeout):
     with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
         path = os.path.join(folder, "store.db")
-        kind, value = tasks.run(outcome_within(impl.run_client(HOST, listener.port, path, timeout), SLACK))
+        kind, value = await outcome_within(impl.run_client(HOST, listener.port, path, timeout), SLACK)
         assert kind == RAISED and isinstance(value, ValueError), f"{kind} {value!r}"
         assert os.listdir(folder) == [], "a store file was created"
         assert not listener.reached(), "a connection was attempted"
 
 
-def test_the_store_is_opened_before_the_connection(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_the_store_is_opened_before_the_connection(impl):
     with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
         path = os.path.join(folder, "missing", "store.db")  # a folder that does not exist
-        kind, value = tasks.run(outcome_within(impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK))
+        kind, value = await outcome_within(impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK)
         assert kind == RAISED and isinstance(value, sqlite3.Error), f"{kind} {value!r}"
         assert not listener.reached(), "connected before opening the store"
 
 
-def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
     async def scenario(path):
         task = asyncio.ensure_future(impl.run_client(HOST, peers.closed_port(), path, TIMEOUT))
         outcome = await outcome_of(task, TIMEOUT + SLACK)
@@ -77,7 +88,7 @@ def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
         return outcome
 
     with store.temp_store_path() as path:
-        kind, value = tasks.run(scenario(path))
+        kind, value = await scenario(path)
         assert kind == RAISED and isinstance(value, ConnectionRefusedError), f"{kind} {value!r}"
         assert store.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
         with sqlite3.connect(path, timeout=0) as con:
@@ -86,7 +97,9 @@ def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
         con.close()
 
 
-def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store(impl):
     async def scenario(path):
         async with peers.Peer(reset=True) as peer:
             task = asyncio.ensure_future(impl.run_client(HOST, peer.port, path, TIMEOUT))
@@ -95,13 +108,15 @@ def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store
         return outcome
 
     with store.temp_store_path() as path:
-        kind, value = tasks.run(scenario(path))
+        kind, value = await scenario(path)
         assert kind == RAISED and isinstance(value, ConnectionError), f"{kind} {value!r}"
         assert store.read(path) == ((-1, 0), {})
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled"])
-def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault):
+@each_example_clean
+async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault):
     """FAKE first drain (``peers.faulty_first_drain``): raises a ConnectionError,
     hangs past the timeout, or hangs until run_client is cancelled. The error
     propagates and the still-open socket is reclaimed (decision 12)."""
@@ -128,7 +143,7 @@ def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, f
         return outcome, elapsed, closed, ended
 
     with store.temp_store_path() as path:
-        seen = tasks.run(scenario(path))
+        seen = await scenario(path)
         if seen is None:
             pytest.skip("the implementation does not connect through asyncio.open_connection")
         (kind, value), elapsed, closed, ended = seen
@@ -158,8 +173,10 @@ def stored_runs(draw):
     return base, total, applied, fresh, redelivered
 
 
+@pytest.mark.asyncio
 @given(stored_runs())
-def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing(impl, run):
+@each_example_clean
+async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing(impl, run):
     base, total, applied, fresh, redelivered = run
     first = base + 1
     ledger = {first + i: delta for i, delta in enumerate(applied)}
@@ -176,7 +193,7 @@ def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_noth
         if base >= 0 or ledger:
             store.prefill(path, cursor, total + sum(applied), ledger)
         log = [(first + i, delta) for i, delta in enumerate(applied + fresh)]
-        results, calls, publisher = tasks.run(run_twice(impl, path, log, first, cursor - redelivered))
+        results, calls, publisher = await run_twice(impl, path, log, first, cursor - redelivered)
         stored = store.read(path)
 
     assert publisher.sessions[0].resume == b"RESUME %d\n" % cursor
@@ -207,7 +224,9 @@ async def run_twice(impl, path, log, start, acked):
 # ------------------------------------------------- the reader's limit
 
 
-def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
     """The peer sends 100 bytes with no LF and keeps the connection open: with
     ``limit=64`` the read fails at once; a larger limit would wait for the timeout."""
     timeout = 2.0
@@ -221,7 +240,7 @@ def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
         return outcome, elapsed, ended
 
     with store.temp_store_path() as path:
-        (kind, value), elapsed, ended = tasks.run(scenario(path))
+        (kind, value), elapsed, ended = await scenario(path)
         assert kind == RAISED and isinstance(value, ValueError), f"{kind} {value!r}"
         assert elapsed < timeout / 2, f"{elapsed:.2f} s: the line should fail at the 64-byte limit"
         assert ended
@@ -234,14 +253,16 @@ def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
 LOG = [(0, 5), (1, 7)]
 
 
-def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket(impl):
     """Cancel after 1, 2, ... turns of the loop until the run is over before the
     cancel: every await point of connecting, sending RESUME and the session is
     hit in turn."""
     landed = []
     for iterations in range(1, 300):
         with store.temp_store_path() as path:
-            accepted, kind, acks, ended = tasks.run(cancel_a_run(impl, path, iterations))
+            accepted, kind, acks, ended = await cancel_a_run(impl, path, iterations)
             (last, total), ledger = store.read(path)
         if not accepted:  # the run was over before the cancel: every point has been hit
             break
@@ -269,7 +290,9 @@ async def cancel_a_run(impl, path, iterations):
     return accepted, kind, publisher.acks, ended
 
 
-def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl):
+@pytest.mark.asyncio
+@each_example_clean
+async def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl):
     async def scenario(path):
         reached = asyncio.Event()
 
@@ -287,7 +310,7 @@ def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl
         return kind, ended, publisher.acks
 
     with store.temp_store_path() as path:
-        kind, ended, acks = tasks.run(scenario(path))
+        kind, ended, acks = await scenario(path)
         assert kind == CANCELLED
         assert ended, "the publisher never saw the connection end"
         assert acks == [], "event 0 was ACKed before before_ack completed"

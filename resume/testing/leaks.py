@@ -10,7 +10,9 @@
   implementation forgot to close shows up here as long as its connection
   object is alive (a traceback that holds the implementation's frame keeps
   it alive).
-* ``descriptor_count()``: how many file descriptors this process has open.
+* ``open_descriptors()``: every file descriptor this process has open, as
+  ``(fd, what it points to)`` pairs (a socket's target names its inode, so
+  an fd number reused by another socket counts as a new pair).
 """
 
 import asyncio
@@ -41,6 +43,12 @@ def descriptors_on(path):
     return found
 
 
-def descriptor_count():
-    """How many file descriptors this process has open now."""
-    return len(os.listdir("/proc/self/fd"))
+def open_descriptors():
+    """The set of ``(fd, target)`` open in this process now (Linux ``/proc/self/fd``)."""
+    found = set()
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            found.add((int(name), os.readlink(f"/proc/self/fd/{name}")))
+        except OSError:  # closed while listing (the listing's own fd, say)
+            pass
+    return found

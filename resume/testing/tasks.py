@@ -6,32 +6,11 @@ instead of a suite that never ends.
 """
 
 import asyncio
-import gc
-
-from resume.testing import leaks
 
 HUNG = "hung"
 RETURNED = "returned"
 RAISED = "raised"
 CANCELLED = "cancelled"
-
-
-def run(coroutine):
-    """``asyncio.run(coroutine)``; if it left file descriptors open, collect garbage at once.
-
-    Whatever a broken implementation left behind (an unclosed transport or
-    store) is then finalized here, inside the test that made it, not at some
-    later moment in another test (where, on CPython 3.11, a finalizer running
-    inside pytest's report can even crash it: "AST constructor recursion
-    depth mismatch"). A full collection costs tens of milliseconds, so it
-    runs only when something was left open.
-    """
-    before = leaks.descriptor_count()
-    try:
-        return asyncio.run(coroutine)
-    finally:
-        if leaks.descriptor_count() > before:
-            gc.collect()
 
 
 async def outcome_within(awaitable, seconds):

@@ -1,0 +1,90 @@
+"""Per-example hygiene for async property tests run by pytest-asyncio: ``@each_example_clean``.
+
+pytest-asyncio runs every example of one ``@given`` test on ONE event loop,
+so whatever an example leaves behind would live on into the next one, and a
+leak would be blamed on a later example, or on none. This decorator makes the
+cleanliness of each example part of its verdict:
+
+    @pytest.mark.asyncio
+    @given(...)
+    @each_example_clean
+    async def test_something(impl, ...):
+        ...
+
+After the example's body it checks, within a short bound (closing a
+transport takes a turn or two of the loop):
+
+* no task started by the example is still pending (they are cancelled);
+* no file descriptor opened by the example is still open: an unclosed
+  transport (its socket), store connection (its file) or anything else.
+
+The example that leaked FAILS, naming what it left (TasksLeftRunning /
+DescriptorsLeftOpen). If its body failed already, that failure is kept and
+the leak is added to it as a note. Either way the garbage is collected at once, so that
+what a broken implementation left is finalized inside the example that made
+it, not at some later moment in another test (where, on CPython 3.11, a
+finalizer running inside pytest's report can even crash it).
+"""
+
+import asyncio
+import functools
+import gc
+
+from resume.testing import leaks
+
+SETTLE_WITHIN = 1.0  # seconds for closes already under way to finish
+
+
+class TasksLeftRunning(AssertionError):
+    """An example ended with tasks of its own still pending."""
+
+
+class DescriptorsLeftOpen(AssertionError):
+    """An example ended with file descriptors of its own still open."""
+
+
+def each_example_clean(test):
+    """Wrap an ``async def`` test so that each example fails if it leaks a task or a descriptor."""
+
+    @functools.wraps(test)
+    async def checked(*args, **kwargs):
+        tasks_before = asyncio.all_tasks()
+        fds_before = leaks.open_descriptors()
+        try:
+            await test(*args, **kwargs)
+        except BaseException as error:
+            problem = await _left_behind(tasks_before, fds_before)
+            if problem is not None:
+                error.add_note(f"The failing example also left behind: {problem}")
+            raise
+        problem = await _left_behind(tasks_before, fds_before)
+        if problem is not None:
+            raise problem
+
+    return checked
+
+
+async def _left_behind(tasks_before, fds_before):
+    """Wait a little for closes under way, clean up what is left, and return the error for it (or None)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE_WITHIN
+    me = asyncio.current_task()
+    while True:
+        tasks = [t for t in asyncio.all_tasks() if t not in tasks_before and t is not me and not t.done()]
+        fds = leaks.open_descriptors() - fds_before
+        if (not tasks and not fds) or loop.time() > deadline:
+            break
+        await asyncio.sleep(0.005)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=SETTLE_WITHIN)
+    if fds:
+        gc.collect()  # finalize here what a broken implementation dropped without closing
+    if tasks:
+        names = ", ".join(sorted(repr(task.get_coro()) for task in tasks))
+        return TasksLeftRunning(f"{len(tasks)} task(s) of this example still running at its end: {names}")
+    if fds:
+        names = ", ".join(f"fd {fd} -> {target}" for fd, target in sorted(fds))
+        return DescriptorsLeftOpen(f"{len(fds)} file descriptor(s) of this example still open at its end: {names}")
+    return None
