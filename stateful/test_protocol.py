@@ -25,7 +25,11 @@ twice); every RESUME the publisher saw carried the store's cursor of that
 moment; no connection the machine holds is left in a transaction.
 
 The implementation is ``resume.loader.chosen()`` (``--impl``), and
-subprocesses load ``resume.loader.chosen_path()``.
+subprocesses load ``resume.loader.chosen_path()``. The machine is an
+``AsyncRuleBasedStateMachine`` (``resume.testing.machine``): its rules that
+talk to the publisher are ``async def`` and run on one event loop per run;
+``aclose()`` ends the publisher and the store connection at teardown, and a
+task left running fails the run.
 """
 
 import asyncio
@@ -34,13 +38,12 @@ import tempfile
 
 from hypothesis import Phase, note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
-from resume.testing.strategies import DELTA_MAX, FRAME_MAX, deltas
-from resume.testing import loader, receiver
 from resume.publisher import HOST, Publisher
-from resume.testing import store
-from stateful.driver import AsyncDriver
+from resume.testing import grammar, loader, receiver, store
+from resume.testing.machine import AsyncRuleBasedStateMachine
+from resume.testing.strategies import DELTA_MAX, FRAME_MAX, deltas, frame
 from stateful.model import Model
 
 CLIENT_TIMEOUT = 3.0  # every wait of the receiver
@@ -71,16 +74,6 @@ FAULTS = {
 BROKEN_CONNECTION = (ConnectionError,)
 
 
-def frame(seq, delta):
-    return b"EVENT %d %d\n" % (seq, delta)
-
-
-def parse_event(line):
-    """(seq, delta) of an EVENT line the publisher wrote (the publisher's own lines)."""
-    _, seq, delta = line.split()
-    return int(seq), int(delta)
-
-
 def changed(delta):
     """Another valid delta, close to ``delta``."""
     return delta + 1 if delta < DELTA_MAX else delta - 1
@@ -99,135 +92,150 @@ def describe(session, index, expected_cursor):
             f"end: {session.end or 'still open'}")
 
 
-class ProtocolMachine(RuleBasedStateMachine):
+class ProtocolMachine(AsyncRuleBasedStateMachine):
     def __init__(self):
         super().__init__()
         self.impl = loader.chosen()
         self.model = Model()
         self.expected_resumes = []  # the store's cursor when each session began
-        self.seen_last = -1  # the store's last at the previous check
-        self.offered = 0  # events the receiver was given since the previous check
         self.crashes = 0  # receiver processes killed between commit and ACK
         self.takeovers = 0  # new receiver processes started after a crash
         self.tmp = tempfile.TemporaryDirectory(prefix="resume-stateful-")
         self.path = str(pathlib.Path(self.tmp.name) / "store.db")
-        self.driver = AsyncDriver()
         self.publisher = Publisher(timeout=PUBLISHER_TIMEOUT)
         self.con = None
-        try:
-            self.driver.run(self.publisher.start())
-            self.con = self.impl.open_store(self.path)
-        except BaseException:
-            self.teardown()
-            raise
 
-    def teardown(self):
+    async def aclose(self):
         try:
-            self.driver.run(self.publisher.close())
+            await self.publisher.close()
         finally:
             if self.con is not None:
                 self.con.close()
-            self.driver.close()
+
+    def teardown(self):
+        try:
+            super().teardown()
+        finally:
             self.tmp.cleanup()
 
-    # ------------------------------------------------------------ helpers
-
-    def unapplied(self):
-        return self.model.final > self.model.last
+    # ------------------------------------------------- a session, in pieces
+    #
+    # A session rule tells its story in four steps: queue the publisher's
+    # plan and run one receiver (``in_this_process`` / ``in_a_new_process``),
+    # then ``the_session`` (exactly one, noted), ``take_events`` (what a
+    # correct receiver did with what was sent: the model moves) and the
+    # checks of the receiver's outcome and of the ACKs.
 
     def to_send(self):
         """How many events the publisher would send now (from its own ACK cursor)."""
         return self.model.final - self.publisher.acked
 
-    async def _client(self, cancel_when_held):
-        """Run ``run_client`` in this process; return (result, error)."""
-        index = len(self.publisher.sessions)
+    def begin(self, plan):
+        """Queue ``plan`` for the next session; return its index. The RESUME must carry the store's cursor."""
+        self.expected_resumes.append(self.model.last)
+        self.publisher.plan(**plan)
+        return len(self.publisher.sessions)
+
+    async def in_this_process(self, *, cancel_when_held=False, **plan):
+        """A real ``run_client`` session in this process; return (session index, result, error)."""
+        index = self.begin(plan)
         client = asyncio.ensure_future(
             self.impl.run_client(HOST, self.publisher.port, self.path, CLIENT_TIMEOUT))
         try:
             if cancel_when_held:
-                async with asyncio.timeout(SESSION_LIMIT):
-                    while not client.done() and not (
-                            len(self.publisher.sessions) > index and self.publisher.sessions[index].held):
-                        await asyncio.sleep(0.001)
+                await self.until_held(index, client)
                 client.cancel()
             async with asyncio.timeout(SESSION_LIMIT):
-                return await client, None
+                return index, await client, None
         except (Exception, asyncio.CancelledError) as error:
             if not client.done():
                 client.cancel()
-            return None, error
+            return index, None, error
         finally:
             async with asyncio.timeout(SESSION_LIMIT):
                 await self.publisher.idle()
 
-    async def _process(self, crash_before_ack):
-        """Run ``run_client`` in a new process; return (returncode, stdout, stderr)."""
+    async def until_held(self, index, client):
+        """Wait until session ``index`` has sent everything and holds the line (or the client ended)."""
+        sessions = self.publisher.sessions
+        async with asyncio.timeout(SESSION_LIMIT):
+            while not client.done() and not (len(sessions) > index and sessions[index].held):
+                await asyncio.sleep(0.001)
+
+    async def in_a_new_process(self, crash_before_ack=None, **plan):
+        """A receiver process runs ``run_client``; return (session index, returncode, stdout, stderr)."""
+        index = self.begin(plan)
         try:
             async with asyncio.timeout(SESSION_LIMIT):
-                return await receiver.run(loader.chosen_path(), self.publisher.port, self.path,
-                                          timeout=CLIENT_TIMEOUT, crash_before_ack=crash_before_ack)
+                code, out, err = await receiver.run(
+                    loader.chosen_path(), self.publisher.port, self.path,
+                    timeout=CLIENT_TIMEOUT, crash_before_ack=crash_before_ack)
         finally:
             async with asyncio.timeout(SESSION_LIMIT):
                 await self.publisher.idle()
+        return index, code, out, err
 
-    def session(self, *, expect=None, crashed=False, process=False, crash_before_ack=None,
-                cancel_when_held=False, **plan):
-        """One session with ``plan``: run it, note it, check it, and move the model.
-
-        ``expect`` is the error class(es) the receiver must end with, or None
-        for a normal return; a normal return is accepted too when ``expect``
-        includes None. Returns the publisher's Session.
-        """
-        index = len(self.publisher.sessions)
-        cursor = self.model.last
-        self.expected_resumes.append(cursor)
-        self.publisher.plan(**plan)
-        if process:
-            code, out, err = self.driver.run(self._process(crash_before_ack))
-            outcome = f"process exit {code}; stdout {out.strip()!r}; stderr {err.strip()[-300:]!r}"
-        else:
-            result, error = self.driver.run(self._client(cancel_when_held))
-            outcome = f"raised {error!r}" if error is not None else f"returned {result}"
+    def the_session(self, index, outcome):
+        """Note every session since ``index`` and the receiver's outcome; return the one session."""
         sessions = self.publisher.sessions[index:]
-        for i, s in enumerate(sessions, start=index):
-            note(describe(s, i, cursor))
+        for i, session in enumerate(sessions, start=index):
+            note(describe(session, i, self.expected_resumes[index]))
         note(f"receiver: {outcome}")
         assert len(sessions) == 1, f"expected one session, the publisher saw {len(sessions)}: {outcome}"
-        session = sessions[0]
+        return sessions[0]
 
-        # What a correct receiver did with the events (the raw bytes apart).
-        raw_sent = bool(plan.get("raw")) and session.sent[-1:] == [plan["raw"]]
-        lines = session.sent[:-1] if raw_sent else session.sent
-        events = [parse_event(line) for line in lines]
+    def take_events(self, session):
+        """Move the model by the events the publisher sent; return their seqs (the ACKs a correct receiver writes)."""
+        raw = session.plan.raw
+        raw_sent = bool(raw) and session.sent[-1:] == [raw]
+        events = [grammar.parse(line) for line in (session.sent[:-1] if raw_sent else session.sent)]
         for seq, delta in events:
             verdict = self.model.receive(seq, delta)
             assert verdict in ("applied", "duplicate"), f"the publisher sent {verdict} {seq} {delta}"
-        self.offered += len(events) + raw_sent
-        acked = [seq for seq, _ in events]
+        self.model.offer(raw_sent)
+        return [seq for seq, _ in events]
 
-        if process:
-            if crashed:
-                assert code == receiver.KILLED, f"the receiver was not killed at ACK {crash_before_ack}: {outcome}"
-                assert acked and acked[-1] == crash_before_ack, f"killed before ACK {crash_before_ack}? {outcome}"
-                acked = acked[:-1]  # killed between commit and ACK
-            else:
-                assert code == 0, f"the receiver failed: {outcome}"
-                assert out.strip() == f"last={self.model.last} total={self.model.total}", (
-                    f"the receiver process printed {out.strip()!r}, "
-                    f"the store should be last={self.model.last} total={self.model.total}")
-        else:
-            allowed = expect if isinstance(expect, tuple) else (expect,)
-            if error is None:
-                assert None in allowed, f"the receiver returned {result}, expected {names(expect)}"
-                assert result == (self.model.last, self.model.total), (
-                    f"run_client returned {result}, the store should be {(self.model.last, self.model.total)}")
-            else:
-                ok = tuple(e for e in allowed if e is not None)
-                if not (ok and isinstance(error, ok)):
-                    raise AssertionError(f"the receiver raised {error!r}, expected {names(expect)}") from error
+    def check_return(self, result, error, expect):
+        """The receiver ended as ``expect`` says: an error of those classes, or (None) the store's state."""
+        allowed = expect if isinstance(expect, tuple) else (expect,)
+        if error is None:
+            assert None in allowed, f"the receiver returned {result}, expected {names(expect)}"
+            assert result == (self.model.last, self.model.total), (
+                f"run_client returned {result}, the store should be {(self.model.last, self.model.total)}")
+            return
+        ok = tuple(e for e in allowed if e is not None)
+        if not (ok and isinstance(error, ok)):
+            raise AssertionError(f"the receiver raised {error!r}, expected {names(expect)}") from error
+
+    @staticmethod
+    def check_acks(session, acked):
         assert session.acks == acked, f"ACKs {session.acks}, expected {acked} (one per event taken)"
+
+    async def session(self, *, expect=None, cancel_when_held=False, **plan):
+        """A session in this process with ``plan``, ending as ``expect`` says; return the publisher's Session."""
+        index, result, error = await self.in_this_process(cancel_when_held=cancel_when_held, **plan)
+        session = self.the_session(index, f"raised {error!r}" if error is not None else f"returned {result}")
+        acked = self.take_events(session)
+        self.check_return(result, error, expect)
+        self.check_acks(session, acked)
         return session
+
+    async def process_session(self, crash_before_ack=None):
+        """A session in a new receiver process, killed before ACK ``crash_before_ack`` if given."""
+        index, code, out, err = await self.in_a_new_process(crash_before_ack)
+        outcome = f"process exit {code}; stdout {out.strip()!r}; stderr {err.strip()[-300:]!r}"
+        session = self.the_session(index, outcome)
+        acked = self.take_events(session)
+        if crash_before_ack is not None:
+            assert code == receiver.KILLED, f"the receiver was not killed at ACK {crash_before_ack}: {outcome}"
+            assert acked and acked[-1] == crash_before_ack, f"killed before ACK {crash_before_ack}? {outcome}"
+            acked = acked[:-1]  # killed between commit and ACK
+        else:
+            assert code == 0, f"the receiver failed: {outcome}"
+            assert out.strip() == f"last={self.model.last} total={self.model.total}", (
+                f"the receiver process printed {out.strip()!r}, "
+                f"the store should be last={self.model.last} total={self.model.total}")
+        self.check_acks(session, acked)
 
     def direct(self, call, expect=None):
         """Call the implementation directly; return (result, error) with ``expect`` checked."""
@@ -245,7 +253,9 @@ class ProtocolMachine(RuleBasedStateMachine):
     # Every run starts with a few events: swarm testing switches whole rules
     # off per run, and a run whose `publish` is off would test nothing.
     @initialize(new=st.lists(deltas(), max_size=4))
-    def publish_first_events(self, new):
+    async def start_the_publisher_and_open_the_store(self, new):
+        await self.publisher.start()
+        self.con = self.impl.open_store(self.path)
         self.publish(new)
 
     @rule(new=st.lists(deltas(), min_size=1, max_size=3))
@@ -256,38 +266,37 @@ class ProtocolMachine(RuleBasedStateMachine):
     # Hypothesis orders rules by their number of arguments, then by name, and
     # shrinks towards the first: this one, the cheapest session, with none.
     @rule()
-    def deliver_the_whole_log(self):
+    async def deliver_the_whole_log(self):
         """A real run_client session over loopback, to the end of the log."""
-        self.session()
+        await self.session()
         assert self.model.last == self.model.final, "a whole session left events unapplied"
 
     @rule(after=st.integers(1, 3))
-    def deliver_then_stop(self, after):
+    async def deliver_then_stop(self, after):
         """A real session in which the publisher ends (EOF) after ``after`` events."""
-        self.session(stop_after=after)
+        await self.session(stop_after=after)
 
     @precondition(lambda self: self.publisher.acked >= 0)
     @rule()
-    def redeliver_the_last_acked_event(self):
+    async def redeliver_the_last_acked_event(self):
         """The publisher resends its last ACKed event and ends at once (EOF), reading the ACK after.
 
         A receiver that does not ACK a duplicate shows here without a
         timeout: the publisher does not wait for that ACK before its EOF.
         """
-        self.session(resend=1, stop_after=1, read_last_ack=False)
+        await self.session(resend=1, stop_after=1, read_last_ack=False)
 
     @precondition(lambda self: self.model.last >= 0)
     @rule(resend=st.integers(1, 3))
-    def redeliver_acked_events(self, resend):
+    async def redeliver_acked_events(self, resend):
         """The publisher starts ``resend`` events before its ACK cursor: real duplicates."""
-        self.session(resend=resend)
+        await self.session(resend=resend)
 
-    @precondition(lambda self: self.unapplied())
+    @precondition(lambda self: self.model.unapplied())
     @rule(via=st.sampled_from(["apply_event", "consume_line"]))
     def apply_next_event(self, via):
         seq = self.model.last + 1
         delta = self.model.deltas[seq]
-        self.offered += 1
         if via == "apply_event":
             result, _ = self.direct(lambda: self.impl.apply_event(self.con, seq, delta))
             assert result is True, f"apply_event of the next event returned {result!r}"
@@ -302,7 +311,7 @@ class ProtocolMachine(RuleBasedStateMachine):
         """A duplicate with the same content: False from apply_event, an ACK from consume_line."""
         seq = max(0, self.model.last - back)
         delta = self.model.deltas[seq]
-        self.offered += 1
+        self.model.receive(seq, delta)  # a duplicate: the model does not move
         if via == "apply_event":
             result, _ = self.direct(lambda: self.impl.apply_event(self.con, seq, delta))
             assert result is False, f"apply_event of a duplicate returned {result!r}"
@@ -310,7 +319,7 @@ class ProtocolMachine(RuleBasedStateMachine):
             result, _ = self.direct(lambda: self.impl.consume_line(self.con, frame(seq, delta)))
             assert result == b"ACK %d\n" % seq, f"consume_line of a duplicate returned {result!r}"
 
-    @precondition(lambda self: self.unapplied())
+    @precondition(lambda self: self.model.unapplied())
     @rule(fault=st.sampled_from(sorted(FAULTS)), via=st.sampled_from(["apply_event", "consume_line"]))
     def apply_with_fault(self, fault, via):
         """The fault fires between the total and the cursor: nothing may change."""
@@ -322,7 +331,7 @@ class ProtocolMachine(RuleBasedStateMachine):
             raised.append(FAULTS[fault]())
             raise raised[-1]
 
-        self.offered += 1
+        self.model.offer()
         if via == "apply_event":
             call = lambda: self.impl.apply_event(self.con, seq, delta, hook)  # noqa: E731
         else:
@@ -331,88 +340,84 @@ class ProtocolMachine(RuleBasedStateMachine):
         assert len(raised) == 1, f"the fault hook ran {len(raised)} times; {error!r} propagated"
         assert error is raised[0], f"{error!r} propagated instead of the fault {raised[0]!r}"
 
+    async def refused(self, seq, delta, via, error):
+        """Offer ``seq delta`` by ``via``; the receiver must refuse it with ``error``, nothing changed."""
+        line = frame(seq, delta)
+        if via == "a session":
+            await self.session(expect=error, stop_after=0, raw=line)
+            return
+        self.model.offer()
+        if via == "consume_line":
+            self.direct(lambda: self.impl.consume_line(self.con, line), expect=error)
+        else:
+            self.direct(lambda: self.impl.apply_event(self.con, seq, delta), expect=error)
+
     @precondition(lambda self: self.model.last >= 0)
     @rule(back=st.integers(0, 3), via=st.sampled_from(["a session", "consume_line", "apply_event"]))
-    def conflicting_redelivery(self, back, via):
+    async def conflicting_redelivery(self, back, via):
         """A committed seq comes again with another delta: Conflict, nothing changes."""
         seq = max(0, self.model.last - back)
-        line = frame(seq, changed(self.model.deltas[seq]))
-        self.offered += 1
-        if via == "a session":
-            self.session(expect=self.impl.Conflict, stop_after=0, raw=line)
-        elif via == "consume_line":
-            self.direct(lambda: self.impl.consume_line(self.con, line), expect=self.impl.Conflict)
-        else:
-            self.direct(lambda: self.impl.apply_event(self.con, *parse_event(line)),
-                        expect=self.impl.Conflict)
+        await self.refused(seq, changed(self.model.deltas[seq]), via, self.impl.Conflict)
 
     @rule(ahead=st.integers(2, 3), via=st.sampled_from(["a session", "consume_line", "apply_event"]))
-    def deliver_a_gap(self, ahead, via):
+    async def deliver_a_gap(self, ahead, via):
         """An event past ``last + 1``: Gap, nothing changes."""
         seq = self.model.last + ahead
-        line = frame(seq, self.model.delta_of(seq))
-        self.offered += 1
-        if via == "a session":
-            self.session(expect=self.impl.Gap, stop_after=0, raw=line)
-        elif via == "consume_line":
-            self.direct(lambda: self.impl.consume_line(self.con, line), expect=self.impl.Gap)
-        else:
-            self.direct(lambda: self.impl.apply_event(self.con, *parse_event(line)),
-                        expect=self.impl.Gap)
+        await self.refused(seq, self.model.delta_of(seq), via, self.impl.Gap)
 
     @precondition(lambda self: self.model.final >= self.publisher.acked + 2)
     @rule()
-    def retention_moved_past_the_cursor(self):
+    async def retention_moved_past_the_cursor(self):
         """The retained log starts two past the ACK cursor: the publisher resyncs, nothing applies."""
         self.publisher.retain_from(self.publisher.acked + 2)
         try:
-            session = self.session()
+            session = await self.session()
         finally:
             # Put the whole log back, so that later steps can deliver again.
             self.publisher.log = self.model.log()
         assert session.resync and not session.sent, "the publisher should have resynced"
 
     @rule(after=st.integers(0, 3))
-    def publisher_resets_the_connection(self, after):
+    async def publisher_resets_the_connection(self, after):
         """The publisher sends ``after`` events and ACKs them, then aborts (TCP reset)."""
-        self.session(expect=(None,) + BROKEN_CONNECTION, stop_after=after, reset=True)
+        await self.session(expect=(None,) + BROKEN_CONNECTION, stop_after=after, reset=True)
 
     @rule(after=st.integers(0, 2), cut=st.integers(1, 8))
-    def truncated_frame_then_eof(self, after, cut):
+    async def truncated_frame_then_eof(self, after, cut):
         """After ``after`` events, the first ``cut`` bytes of the next frame, then EOF: ValueError."""
         seq = self.publisher.acked + 1 + after
         whole = frame(seq, self.model.delta_of(seq))
-        self.session(expect=ValueError, stop_after=after, raw=whole[: min(cut, len(whole) - 1)])
+        await self.session(expect=ValueError, stop_after=after, raw=whole[: min(cut, len(whole) - 1)])
 
     @rule(after=st.integers(0, 2), extra=st.integers(1, 8))
-    def over_long_line(self, after, extra):
+    async def over_long_line(self, after, extra):
         """After ``after`` events, a line ``extra`` bytes over the 64-byte limit: ValueError."""
         seq = self.publisher.acked + 1 + after
         whole = frame(seq, self.model.delta_of(seq))
         padding = b" " * (FRAME_MAX + extra - len(whole))
-        self.session(expect=ValueError, stop_after=after, raw=whole[:-1] + padding + b"\n")
+        await self.session(expect=ValueError, stop_after=after, raw=whole[:-1] + padding + b"\n")
 
     @rule(after=st.integers(0, 3))
-    def cancel_the_client_mid_session(self, after):
+    async def cancel_the_client_mid_session(self, after):
         """The publisher sends ``after`` events then holds the line; the client task is cancelled."""
-        self.session(expect=asyncio.CancelledError, cancel_when_held=True, stop_after=after, hold=True)
+        await self.session(expect=asyncio.CancelledError, cancel_when_held=True, stop_after=after, hold=True)
 
     @precondition(lambda self: self.crashes < CRASH_BUDGET and self.to_send() >= 1)
     @rule(offset=st.integers(0, 2))
-    def crash_between_commit_and_ack(self, offset):
+    async def crash_between_commit_and_ack(self, offset):
         """A receiver process SIGKILLs itself after committing event seq, before its ACK."""
         seq = min(self.publisher.acked + 1 + offset, self.model.final)
         self.crashes += 1
-        self.session(process=True, crashed=True, crash_before_ack=seq)
+        await self.process_session(crash_before_ack=seq)
         assert self.publisher.acked == seq - 1, (
             f"the publisher's ACK cursor is {self.publisher.acked}, expected {seq - 1}")
 
     @precondition(lambda self: self.takeovers < self.crashes)
     @rule()
-    def reconnect_from_a_new_process(self):
+    async def reconnect_from_a_new_process(self):
         """After a crash, a new receiver process takes over the same store file, to the end."""
         self.takeovers += 1
-        self.session(process=True)
+        await self.process_session()
         assert self.model.last == self.model.final, "a whole session left events unapplied"
 
     @rule()
@@ -441,13 +446,14 @@ class ProtocolMachine(RuleBasedStateMachine):
         assert snap.total == ledger_sum, f"total {snap.total} != SUM(ledger.delta) {ledger_sum}"
         seqs = list(snap.ledger)
         assert seqs == list(range(snap.last + 1)), f"ledger seqs {seqs} with last {snap.last}"
-        assert snap.last >= self.seen_last, f"last went back from {self.seen_last} to {snap.last}"
-        assert snap.last - self.seen_last <= self.offered, (
-            f"last moved from {self.seen_last} to {snap.last} on {self.offered} event(s)")
+        before, offered = self.model.checked_last, self.model.offered
+        assert snap.last >= before, f"last went back from {before} to {snap.last}"
+        assert snap.last in self.model.cursors_allowed(), (
+            f"last moved from {before} to {snap.last} on {offered} event(s)")
         expected = (self.model.last, self.model.total, self.model.ledger())
         assert (snap.last, snap.total, snap.ledger) == expected, (
             f"store (last, total, ledger) {(snap.last, snap.total, snap.ledger)}, model {expected}")
-        self.seen_last, self.offered = snap.last, 0
+        self.model.checked(snap.last)
 
     def check_resumes(self):
         seen = self.publisher.resumes
