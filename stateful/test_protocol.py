@@ -237,6 +237,22 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
                 f"the store should be last={self.model.last} total={self.model.total}")
         self.check_acks(session, acked)
 
+    def through(self, via, seq, delta, fault=None):
+        """The direct call that gives event ``seq delta`` to ``apply_event`` or ``consume_line`` (its frame)."""
+        extra = () if fault is None else (fault,)
+        if via == "apply_event":
+            return lambda: self.impl.apply_event(self.con, seq, delta, *extra)
+        return lambda: self.impl.consume_line(self.con, frame(seq, delta), *extra)
+
+    @staticmethod
+    def check_answer(via, seq, result, new):
+        """True for a new event and False for a duplicate from apply_event; the ACK from consume_line."""
+        what = f"{via} of {'the next event' if new else 'a duplicate'}"
+        if via == "apply_event":
+            assert result is new, f"{what} returned {result!r}"
+        else:
+            assert result == b"ACK %d\n" % seq, f"{what} returned {result!r}"
+
     def direct(self, call, expect=None):
         """Call the implementation directly; return (result, error) with ``expect`` checked."""
         try:
@@ -297,12 +313,8 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
     def apply_next_event(self, via):
         seq = self.model.last + 1
         delta = self.model.deltas[seq]
-        if via == "apply_event":
-            result, _ = self.direct(lambda: self.impl.apply_event(self.con, seq, delta))
-            assert result is True, f"apply_event of the next event returned {result!r}"
-        else:
-            result, _ = self.direct(lambda: self.impl.consume_line(self.con, frame(seq, delta)))
-            assert result == b"ACK %d\n" % seq, f"consume_line returned {result!r}"
+        result, _ = self.direct(self.through(via, seq, delta))
+        self.check_answer(via, seq, result, new=True)
         self.model.receive(seq, delta)
 
     @precondition(lambda self: self.model.last >= 0)
@@ -312,12 +324,8 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         seq = max(0, self.model.last - back)
         delta = self.model.deltas[seq]
         self.model.receive(seq, delta)  # a duplicate: the model does not move
-        if via == "apply_event":
-            result, _ = self.direct(lambda: self.impl.apply_event(self.con, seq, delta))
-            assert result is False, f"apply_event of a duplicate returned {result!r}"
-        else:
-            result, _ = self.direct(lambda: self.impl.consume_line(self.con, frame(seq, delta)))
-            assert result == b"ACK %d\n" % seq, f"consume_line of a duplicate returned {result!r}"
+        result, _ = self.direct(self.through(via, seq, delta))
+        self.check_answer(via, seq, result, new=False)
 
     @precondition(lambda self: self.model.unapplied())
     @rule(fault=st.sampled_from(sorted(FAULTS)), via=st.sampled_from(["apply_event", "consume_line"]))
@@ -332,25 +340,17 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
             raise raised[-1]
 
         self.model.offer()
-        if via == "apply_event":
-            call = lambda: self.impl.apply_event(self.con, seq, delta, hook)  # noqa: E731
-        else:
-            call = lambda: self.impl.consume_line(self.con, frame(seq, delta), hook)  # noqa: E731
-        _, error = self.direct(call, expect=BaseException)
+        _, error = self.direct(self.through(via, seq, delta, hook), expect=BaseException)
         assert len(raised) == 1, f"the fault hook ran {len(raised)} times; {error!r} propagated"
         assert error is raised[0], f"{error!r} propagated instead of the fault {raised[0]!r}"
 
     async def refused(self, seq, delta, via, error):
         """Offer ``seq delta`` by ``via``; the receiver must refuse it with ``error``, nothing changed."""
-        line = frame(seq, delta)
         if via == "a session":
-            await self.session(expect=error, stop_after=0, raw=line)
+            await self.session(expect=error, stop_after=0, raw=frame(seq, delta))
             return
         self.model.offer()
-        if via == "consume_line":
-            self.direct(lambda: self.impl.consume_line(self.con, line), expect=error)
-        else:
-            self.direct(lambda: self.impl.apply_event(self.con, seq, delta), expect=error)
+        self.direct(self.through(via, seq, delta), expect=error)
 
     @precondition(lambda self: self.model.last >= 0)
     @rule(back=st.integers(0, 3), via=st.sampled_from(["a session", "consume_line", "apply_event"]))

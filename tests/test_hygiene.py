@@ -37,16 +37,22 @@ async def test_a_clean_example_passes_even_with_a_close_still_under_way():
 
 
 @pytest.mark.asyncio
-async def test_a_task_left_running_fails_the_example_and_is_cancelled():
+@pytest.mark.parametrize("body_fails", [False, True], ids=["body passes", "body fails"])
+async def test_a_task_left_running_is_cancelled_and_fails_the_example(body_fails):
+    """A leak fails a passing example; a failing one keeps its own error, the leak added as a note."""
     left = []
 
     @each_example_clean
     async def example():
         left.append(asyncio.create_task(asyncio.sleep(60)))
+        if body_fails:
+            raise Boom()
 
-    with pytest.raises(TasksLeftRunning, match="sleep"):
+    with pytest.raises(Boom if body_fails else TasksLeftRunning, match=None if body_fails else "sleep") as caught:
         await example()
     assert left[0].cancelled()
+    if body_fails:
+        assert any("task(s)" in note for note in caught.value.__notes__)
 
 
 @pytest.mark.asyncio
@@ -62,18 +68,3 @@ async def test_a_descriptor_left_open_fails_the_example():
             await example()
     finally:
         left[0].close()
-
-
-@pytest.mark.asyncio
-async def test_a_failing_example_keeps_its_own_error():
-    left = []
-
-    @each_example_clean
-    async def example():
-        left.append(asyncio.create_task(asyncio.sleep(60)))
-        raise Boom()
-
-    with pytest.raises(Boom) as caught:
-        await example()
-    assert left[0].cancelled()
-    assert any("TasksLeftRunning" in n or "task(s)" in n for n in caught.value.__notes__)
