@@ -36,7 +36,7 @@ SETTLE_WITHIN = 1.0  # seconds for closes already under way to finish
 
 
 class TasksLeftRunning(AssertionError):
-    """An example ended with tasks of its own still pending."""
+    """An example (or a state machine run) ended with tasks of its own still pending."""
 
 
 class DescriptorsLeftOpen(AssertionError):
@@ -64,6 +64,17 @@ def each_example_clean(test):
     return checked
 
 
+async def cancel_left_running(tasks, whose):
+    """Cancel ``tasks`` (pending ones), wait for them a little; return TasksLeftRunning naming them, or None."""
+    for task in tasks:
+        task.cancel()
+    if not tasks:
+        return None
+    await asyncio.wait(tasks, timeout=SETTLE_WITHIN)
+    names = ", ".join(sorted(repr(task.get_coro()) for task in tasks))
+    return TasksLeftRunning(f"{len(tasks)} task(s) of {whose} still running at its end: {names}")
+
+
 async def _left_behind(tasks_before, fds_before):
     """Wait a little for closes under way, clean up what is left, and return the error for it (or None)."""
     loop = asyncio.get_running_loop()
@@ -75,15 +86,11 @@ async def _left_behind(tasks_before, fds_before):
         if (not tasks and not fds) or loop.time() > deadline:
             break
         await asyncio.sleep(0.005)
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.wait(tasks, timeout=SETTLE_WITHIN)
+    left_running = await cancel_left_running(tasks, "this example")
     if fds:
         gc.collect()  # finalize here what a broken implementation dropped without closing
-    if tasks:
-        names = ", ".join(sorted(repr(task.get_coro()) for task in tasks))
-        return TasksLeftRunning(f"{len(tasks)} task(s) of this example still running at its end: {names}")
+    if left_running is not None:
+        return left_running
     if fds:
         names = ", ".join(f"fd {fd} -> {target}" for fd, target in sorted(fds))
         return DescriptorsLeftOpen(f"{len(fds)} file descriptor(s) of this example still open at its end: {names}")

@@ -10,7 +10,8 @@ plain method and may call ``self.run(coro)``.
 
 At teardown the machine's own ``async def aclose()`` runs on the loop first
 (close what the run opened: servers, connections). Then any task still
-pending on the loop is cancelled, and the run FAILS, naming the tasks: a task
+pending on the loop is cancelled, and the run FAILS (``TasksLeftRunning``,
+shared with ``resume.testing.hygiene``), naming the tasks: a task
 that outlives its machine run is a leak of the system under test or of the
 test, and either would go unnoticed otherwise.
 
@@ -35,11 +36,9 @@ import inspect
 
 from hypothesis.stateful import INITIALIZE_RULE_MARKER, INVARIANT_MARKER, RULE_MARKER, RuleBasedStateMachine
 
+from resume.testing.hygiene import TasksLeftRunning, cancel_left_running
+
 _MARKERS = (RULE_MARKER, INITIALIZE_RULE_MARKER, INVARIANT_MARKER)
-
-
-class TasksLeftRunning(AssertionError):
-    """A machine run ended with tasks still pending on its event loop."""
 
 
 def _on_the_loop(coroutine_function):
@@ -87,11 +86,8 @@ class AsyncRuleBasedStateMachine(RuleBasedStateMachine):
         try:
             self.run(self.aclose())
             left = [task for task in asyncio.all_tasks(self.loop) if not task.done()]
-            for task in left:
-                task.cancel()
-            if left:
-                self.run(asyncio.wait(left, timeout=5.0))
-                names = ", ".join(sorted(repr(task.get_coro()) for task in left))
-                raise TasksLeftRunning(f"{len(left)} task(s) still running at the end of the run: {names}")
+            problem = self.run(cancel_left_running(left, "the machine run"))
+            if problem is not None:
+                raise problem
         finally:
             self._runner.close()
