@@ -22,6 +22,11 @@ point; a closing wait that hangs or fails):
   sees the end; the DB connection stays open, with no transaction;
 * an invalid timeout raises ValueError, after a close bounded by 1 s
   (decision 10).
+
+The tests are ``async def``, run by pytest-asyncio (``@given`` on the async
+test: all examples of one test share its event loop), and every example is
+checked by ``resume.testing.hygiene.each_example_clean``: one that leaves a
+task running or a descriptor open (a socket, a store file) fails.
 """
 
 import asyncio

@@ -19,6 +19,11 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
   limit is 64), not after the timeout;
 * cancelled at any point (connecting, sending RESUME, mid-session), the
   cancellation propagates, and the store and the socket are closed.
+
+The tests are ``async def``, run by pytest-asyncio (``@given`` on the async
+test: all examples of one test share its event loop), and every example is
+checked by ``resume.testing.hygiene.each_example_clean``: one that leaves a
+task running or a descriptor open (a socket, a store file) fails.
 """
 
 import asyncio
