@@ -51,7 +51,7 @@ def load(path):
     if path.is_dir():
         raise ImplError(f"{path} is a folder: give the path of your implementation file")
     if not path.is_file():
-        raise ImplError(f"implementation file not found: {path}")
+        raise ImplError(f"implementation file not found: {path}; give the path of your implementation (a client.py)")
     if path.suffix != ".py":
         raise ImplError(f"{path} is not a .py file: Python imports only a file whose name "
                         "ends in .py; rename it (client.py, say)")

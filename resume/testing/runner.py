@@ -33,10 +33,9 @@ import tempfile
 import threading
 import time
 
-from resume.testing import runner_plugin
-
 # The checkout that holds conftest.py, properties/ and stateful/.
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+RESULTS_VAR = "RESUME_RUNNER_RESULTS"  # where the child's runner_plugin writes its JSON lines
 KEEP = "keep"  # storage=KEEP: Hypothesis's usual .hypothesis/ (replays what failed before)
 
 
@@ -75,7 +74,7 @@ def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, e
     """The child's environment (see the module's docstring); ``storage`` a folder or KEEP."""
     env = dict(os.environ)
     env.pop("RESUME_IMPL", None)
-    env.pop(runner_plugin.RESULTS_VAR, None)
+    env.pop(RESULTS_VAR, None)
     if not keep_database:
         env.pop("HYPOTHESIS_DATABASE", None)
         env.pop("HYPOTHESIS_DATABASE_READONLY", None)
@@ -109,7 +108,7 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
             storage = scratch / "hypothesis"
         env = environment(root=root, profile=profile, keep_database=keep_database,
                           storage=storage, extra=extra_env)
-        env[runner_plugin.RESULTS_VAR] = str(results)
+        env[RESULTS_VAR] = str(results)
         command = [sys.executable, "-m", "pytest", "-p", "resume.testing.runner_plugin", *map(str, args)]
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=cwd or root, env=env, stdin=subprocess.DEVNULL,

@@ -33,7 +33,7 @@ import traceback
 
 import pytest
 
-RESULTS_VAR = "RESUME_RUNNER_RESULTS"
+from resume.testing.runner import RESULTS_VAR
 _KEY = "resume.runner"
 
 
