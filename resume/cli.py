@@ -188,7 +188,7 @@ def _demo(args):
 def _check(args):
     from resume.testing import check
 
-    return check.check(args.path, profile=args.profile, steps=args.step)
+    return check.check(args.path, profile=args.profile, steps=args.step, seed=args.seed)
 
 
 # ------------------------------------------------------------------- main
@@ -254,6 +254,8 @@ def _parser():
     checking.add_argument("--step", action="append", metavar="STEP",
                           choices=[str(n) for n in range(1, 8)] + ["protocol"],
                           help="only this step: 1..7 or protocol (repeatable; default: all)")
+    checking.add_argument("--seed", type=inputs.integer,
+                          help="Hypothesis's random seed, to repeat a run (default: a new one)")
     return parser
 
 

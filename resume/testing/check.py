@@ -288,15 +288,19 @@ def failure_report(test, impl, root=ROOT):
     return "\n".join(parts)
 
 
-def check(impl, *, profile=None, steps=None, out=sys.stdout, err=sys.stderr, root=ROOT):
+def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
+          out=sys.stdout, err=sys.stderr, root=ROOT, run=None):
     """Run the suite against ``impl`` step by step and print what failed; return an exit code.
 
     The file is loaded once first: a file that cannot be loaded gives one
     line on ``err`` and exit 2, before any step runs. Each step then runs in
     its own pytest process with ``-x``: the first failure of a step is shown
     whole (``failure_report``). ``steps``: labels' first words to run
-    (``["3", "protocol"]``), all by default. The project's example database is
-    kept, so the command printed to run a test again replays its example.
+    (``["3", "protocol"]``), all by default. ``seed``: Hypothesis's seed
+    (``--hypothesis-seed``), random by default. The project's example database
+    is kept (``storage``), so the command printed to run a test again replays
+    its example. ``run``: what runs one step (``run_suite``; a test wraps it
+    to see the structured outcome behind the printed report).
     Exit 0: every step passed; 1: a step failed; 2: a step could not run.
     """
     impl = pathlib.Path(impl).expanduser().resolve()
@@ -320,7 +324,9 @@ def check(impl, *, profile=None, steps=None, out=sys.stdout, err=sys.stderr, roo
         if not files:
             print("no tests yet", file=out, flush=True)
             continue
-        result = run_suite(impl, files, root=root, profile=profile, storage=runner.KEEP)
+        args = () if seed is None else (f"--hypothesis-seed={seed}",)
+        result = (run or run_suite)(impl, files, root=root, profile=profile, storage=storage,
+                                    args=args)
         if result.status == "passed":
             tests = f"{result.tests} test{'' if result.tests == 1 else 's'}"
             print(f"ok    ({tests}, {result.wall:.1f} s)", file=out, flush=True)

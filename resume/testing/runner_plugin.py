@@ -77,8 +77,11 @@ def _describe(error, root):
         frame = suite[-1]
         entry["where"] = {"file": str(pathlib.Path(frame.filename).relative_to(root)),
                           "line": frame.lineno, "source": _statement(frame)}
-    if frames and (not suite or frames[-1] is not suite[-1]):
-        frame = frames[-1]
+    # Where it was raised, if deeper than the suite's line and not in a library
+    # (pytest.raises' own "DID NOT RAISE" says nothing more).
+    own = [f for f in frames if "site-packages" not in pathlib.Path(f.filename).parts]
+    if own and (not suite or own[-1] is not suite[-1]):
+        frame = own[-1]
         entry["raised_in"] = {"file": frame.filename, "line": frame.lineno,
                               "source": (frame.line or "").strip()}
     return entry
