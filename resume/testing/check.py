@@ -289,7 +289,7 @@ def failure_report(test, impl, root=ROOT):
 
 
 def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
-          out=sys.stdout, err=sys.stderr, root=ROOT, run=None):
+          out=None, err=None, root=ROOT, run=None):
     """Run the suite against ``impl`` step by step and print what failed; return an exit code.
 
     The file is loaded once first: a file that cannot be loaded gives one
@@ -303,6 +303,8 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
     to see the structured outcome behind the printed report).
     Exit 0: every step passed; 1: a step failed; 2: a step could not run.
     """
+    out = out or sys.stdout  # looked up now: a caller may have redirected them
+    err = err or sys.stderr
     impl = pathlib.Path(impl).expanduser().resolve()
     try:
         loader.load(impl)
