@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import errno
 import os
-import pathlib
 import signal
 import sqlite3
 import sys

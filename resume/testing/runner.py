@@ -4,8 +4,7 @@ Used by ``resume check`` (``check.py``), the known-bug meta-test
 (``quality/meta.py``), the mutation, bench and fuzz jobs, and the tests of
 the shared example database. What every caller gets alike:
 
-* an environment scrubbed the same way (``environment()``): ``RESUME_IMPL``
-  removed (pass ``--impl``), the shared example database
+* an environment scrubbed the same way (``environment()``): the shared example database
   (``HYPOTHESIS_DATABASE``, ``..._READONLY``) removed unless
   ``keep_database=True``, a FRESH empty ``HYPOTHESIS_STORAGE_DIRECTORY`` (a
   temporary folder, removed afterwards) unless the caller keeps the usual one
@@ -72,8 +71,7 @@ class Run:
 
 def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, extra=None):
     """The child's environment (see the module's docstring); ``storage`` a folder or KEEP."""
-    env = dict(os.environ)
-    env.pop("RESUME_IMPL", None)
+    env = dict(os.environ)  # RESUME_IMPL stays: callers that name a file pass --impl, which wins
     env.pop(RESULTS_VAR, None)
     if not keep_database:
         env.pop("HYPOTHESIS_DATABASE", None)
