@@ -79,7 +79,7 @@ async def _serve(args, log):
     try:
         seqs = f"seqs {log[0][0]}..{log[-1][0]}" if log else "no events"
         print(f"publisher on 127.0.0.1:{publisher.port} with {len(log)} events ({seqs})", flush=True)
-        print("it sends from its OWN ack cursor: an event ACKed once is not sent again, so a "
+        print("it sends from its OWN ACK cursor: an event ACKed once is not sent again, so a "
               "second consume with a fresh store gets nothing; restart serve to start over",
               flush=True)
         reported = 0
@@ -270,6 +270,10 @@ def main(argv=None):
         return {"consume": _consume, "demo": _demo, "check": _check}[args.command](args)
     except KeyboardInterrupt:
         return 130  # quietly: children ended and temporary files removed on the way out
+    except BrokenPipeError:  # stdout closed early (`resume demo | head`): stop quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
     except BugFound as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 1

@@ -48,7 +48,7 @@ async def run(impl_path, keep=False):
     folder = tempfile.mkdtemp(prefix="resume-demo-")
     db = os.path.join(folder, "store.db")
     try:
-        checks = await _scenario(impl_path, db)
+        checks = await _scenario(impl_path, db, keep)
     finally:
         if not keep:
             _remove(folder)
@@ -86,11 +86,12 @@ def _remove(folder):
     os.rmdir(folder)
 
 
-async def _scenario(impl_path, db):
+async def _scenario(impl_path, db, keep):
     total = sum(delta for _, delta in LOG)
     async with Publisher(LOG) as publisher:
         print(f"publisher on 127.0.0.1:{publisher.port}, log (seq, delta) {LOG}")
-        print(f"store {db}\nimplementation {impl_path}\n")
+        print(f"store {db} ({'kept afterwards' if keep else 'removed at the end; --keep keeps it'})")
+        print(f"implementation {impl_path}\n")
 
         print(f"receiver 1: to be killed with SIGKILL after committing event {CRASH_AT}, "
               "before sending its ACK")
