@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import errno
 import os
+import random
 import signal
 import sqlite3
 import sys
@@ -41,6 +42,10 @@ class CommandError(Exception):
     """The command cannot be carried out: exit 2 with this one line."""
 
 
+class BugFound(Exception):
+    """The implementation failed in a way the contract does not allow: exit 1 with this line."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error on ONE line (argparse prints the usage first)."""
 
@@ -57,8 +62,6 @@ def _log_from_args(args):
     if args.events and args.start + args.events - 1 > inputs.SEQ_MAX:
         raise CommandError(f"--start {args.start} with --events {args.events} goes past seq "
                            f"{inputs.SEQ_MAX}: give fewer events or a lower --start")
-    import random
-
     rng = random.Random(args.seed)
     return [(args.start + i, rng.randint(inputs.DELTA_MIN, inputs.DELTA_MAX))
             for i in range(args.events)]
@@ -154,20 +157,24 @@ def _consume(args):
                            f"run `resume check {impl_path}` to find out why") from None
         done = True
     finally:
-        # A store this command created and did not use is not left behind.
-        if created and not done and db.exists():
-            with contextlib.suppress(sqlite3.Error, OSError):
-                found = snapshot.read(str(db))
-                if not found.ledger and found.last in (-1, None):
-                    for suffix in ("", "-journal", "-wal", "-shm"):
-                        with contextlib.suppress(FileNotFoundError):
-                            os.remove(f"{db}{suffix}")
+        if created and not done and db.exists() and _unused(db, snapshot):
+            # A store this command created and did not use is not left behind.
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(f"{db}{suffix}")
     print(f"last={last} total={total}", flush=True)
     return 0
 
 
-class BugFound(Exception):
-    """The implementation failed in a way the contract does not allow: exit 1 with this line."""
+def _unused(db, snapshot):
+    """True if the store at ``db`` is empty or holds nothing applied (cursor -1, no ledger row)."""
+    if db.stat().st_size == 0:
+        return True
+    try:
+        found = snapshot.read(str(db))
+        return not found.ledger and found.last == -1
+    except (sqlite3.Error, IndexError):  # IndexError: no checkpoint row
+        return False
 
 
 # ------------------------------------------------------------------- demo
@@ -258,6 +265,10 @@ def _parser():
     return parser
 
 
+def _one_line(error):
+    return " ".join(str(error).split("\n"))
+
+
 def main(argv=None):
     """Run one subcommand; return its exit code (see EXIT_CODES)."""
     parser = _parser()
@@ -275,8 +286,8 @@ def main(argv=None):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 2
     except BugFound as error:
-        print(f"{prog}: {error}", file=sys.stderr)
+        print(f"{prog}: {_one_line(error)}", file=sys.stderr)
         return 1
     except (CommandError, inputs.InputError, loader.ImplError) as error:
-        print(f"{prog}: {error}", file=sys.stderr)
+        print(f"{prog}: {_one_line(error)}", file=sys.stderr)
         return 2

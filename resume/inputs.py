@@ -95,7 +95,7 @@ def seq(text):
 
 def integer(text):
     """Any whole number (a seed)."""
-    return _integer(text, "this")
+    return _integer(text, "a seed")
 
 
 # ------------------------------------------------------------ the store
@@ -177,8 +177,9 @@ def read_log(path):
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError as error:
-        raise InputError(f"log {path} is not a text file of 'SEQ DELTA' lines "
-                         f"(byte {error.start} is not ASCII)") from None
+        line = data[:error.start].count(b"\n") + 1
+        raise InputError(f"log {path} line {line}: byte {error.start} is not ASCII; a log holds "
+                         "only ASCII 'SEQ DELTA' lines") from None
     events = []
     for number, line in enumerate(text.splitlines(), 1):
         fields = line.split()
