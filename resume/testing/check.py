@@ -49,8 +49,8 @@ class Outcome:
     tests: int = 0  # test cases run
     test: str | None = None  # the first failing test, as "file.py::name"
     test_seconds: float | None = None  # how long that test ran (search and shrink)
-    error: str = ""  # the failure's message, up to the example
-    counterexample: str = ""  # the shrunk example Hypothesis printed, or the failure's message
+    error: str = ""  # the error's type and message ("broken": pytest's collection errors)
+    counterexample: str = ""  # the Hypothesis notes from the example on, or the error
     size: int | None = None  # its size: rule steps, or characters of the arguments
     unit: str | None = None  # "steps" or "chars"
     output: str = ""  # pytest's own output, for a diagnosis
