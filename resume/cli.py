@@ -146,9 +146,12 @@ def _consume(args):
         except sqlite3.Error as error:
             raise CommandError(f"store {db}: {error}; give a new path or a store "
                                "from an earlier run") from None
-        except (impl.Gap, impl.Conflict) as error:
-            raise CommandError(f"store {db} does not match the log {peer} serves "
-                               f"({type(error).__name__}: {error}); use a new store") from None
+        except impl.Gap as error:
+            raise CommandError(f"the events {peer} sends do not follow on from the store {db} "
+                               f"(Gap: {error}); a new store needs a log that starts at seq 0") from None
+        except impl.Conflict as error:
+            raise CommandError(f"store {db} was filled from another log (Conflict: {error}); "
+                               "use a new store for this publisher") from None
         except ValueError as error:
             raise CommandError(f"{peer} sent something that is not an event frame ({error}); "
                                "is it a resume publisher?") from None
