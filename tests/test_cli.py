@@ -197,24 +197,38 @@ def test_consume_on_a_store_of_an_earlier_run_resumes_it(folder, refused_port):
     assert files(folder) == before
 
 
-def test_serve_and_consume_run_a_session_and_exit_0(folder):
-    """The happy path through the console script: serve --sessions 1, one consume."""
-    serve = subprocess.Popen([sys.executable, "-m", "resume", "serve", "--events", "3",
-                              "--sessions", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+@contextlib.contextmanager
+def serving(*options):
+    """``resume serve --sessions 1 OPTIONS`` in a process of its own; yields (process, port)."""
+    serve = subprocess.Popen([sys.executable, "-m", "resume", "serve", "--sessions", "1", *options],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = serve.stdout.readline()
-        port = first.split(":")[1].split()[0]
+        yield serve, first.split(":")[1].split()[0]
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+        serve.communicate()
+
+
+def test_serve_and_consume_run_a_session_and_exit_0(folder):
+    """The happy path: serve --sessions 1, one consume."""
+    with serving("--events", "3") as (serve, port):
         code, out, err = run(["consume", "127.0.0.1", port, folder / "store.db"])
         assert (code, err) == (0, "")
         assert out.startswith("last=2 total=")
         rest, serve_err = serve.communicate(timeout=10)
-    finally:
-        if serve.poll() is None:
-            serve.kill()
-            serve.communicate()
     assert serve.returncode == 0, serve_err
     assert "session 1: RESUME -1, sent 3, ACKs [0, 1, 2], end: eof" in rest
+
+
+def test_a_log_that_does_not_follow_the_store_is_one_line_and_leaves_no_store(folder):
+    before = files(folder)
+    with serving("--start", "5", "--events", "1") as (serve, port):
+        code, out, err = run(["consume", "127.0.0.1", port, folder / "new.db"])
+    assert (code, out) == (2, "")
+    assert_one_line(err, "consume", f"127.0.0.1:{port}", "new.db", "Gap")
+    assert files(folder) == before
 
 
 def test_the_demo_checks_its_claims_and_keeps_the_store_when_asked(tmp_path):
