@@ -22,6 +22,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -296,3 +297,39 @@ def test_ctrl_c_during_check_ends_the_suite_removes_its_files_and_exits_130(tmp_
     assert not list(temp.glob("resume-run-*"))
     time.sleep(0.2)  # the kernel reaps the group
     assert _processes_naming(f"--impl={impl}") == []
+
+
+def test_a_publisher_that_fails_in_a_session_ends_serve_with_one_line(monkeypatch, capsys):
+    """A fake, to force a path no input reaches any more: the publisher raising inside a session.
+
+    Before its input was checked, ``serve --start -5`` crashed the publisher
+    inside the connection and ``serve --sessions 1`` then waited forever.
+    """
+    from resume.publisher import Publisher
+
+    async def broken(self, reader, writer, session):
+        raise RuntimeError("a fault injected by the test")
+
+    monkeypatch.setattr(Publisher, "_converse", broken)
+    with socket.socket() as probe:  # a free port, for serve to listen on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = {}
+    serve = threading.Thread(target=lambda: result.update(
+        code=cli.main(["serve", "--port", str(port), "--sessions", "1"])), daemon=True)
+    serve.start()
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as client:
+                client.sendall(b"RESUME -1\n")
+                with contextlib.suppress(ConnectionError):  # the broken session may reset it
+                    client.recv(1)
+            break
+        except ConnectionRefusedError:
+            assert time.monotonic() < deadline, "serve never listened"
+            time.sleep(0.05)
+    serve.join(timeout=10)
+    assert not serve.is_alive(), "serve kept waiting after its publisher failed"
+    assert result["code"] == 2
+    assert_one_line(capsys.readouterr().err, "serve", "RuntimeError", "a fault injected by the test")
