@@ -35,7 +35,6 @@ import platform
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +46,7 @@ sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resume.testing import loader  # noqa: E402
+from resume.testing import loader, runner  # noqa: E402
 
 SECTIONS = ("suite", "catch", "strategies", "commits")
 COMMAND = "python -m jobs.bench"
@@ -82,29 +81,26 @@ def machine():
 
 
 def run_suite(profile, workers, extra=(), env_extra=None):
-    """One pytest run of the suite; (seconds, last summary line, exit code)."""
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SUITE, *extra]
+    """One pytest run of the suite; (seconds, last summary line, exit code).
+
+    Through the project's runner: a fresh, empty example database and no
+    shared one (nothing replayed), the failing tests read from its results.
+    """
+    args = ["-q", "-p", "no:cacheprovider", *SUITE, *extra]
     if workers > 1:
-        command += ["-n", str(workers)]
-    with tempfile.TemporaryDirectory(prefix="bench-db-") as storage:
-        env = dict(os.environ, HYPOTHESIS_PROFILE=profile, HYPOTHESIS_STORAGE_DIRECTORY=storage)
-        env.pop("HYPOTHESIS_DATABASE", None)  # nothing shared, nothing replayed
-        env.update(env_extra or {})
-        started = time.monotonic()
-        try:
-            done = subprocess.run(command, cwd=PROJECT_ROOT, env=env, capture_output=True,
-                                  text=True, timeout=SUITE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            return time.monotonic() - started, f"stopped after {SUITE_TIMEOUT} s", None
-        seconds = time.monotonic() - started
-    lines = [line for line in done.stdout.splitlines() if line.strip()]
-    summary = lines[-1].strip("= ") if lines else done.stderr.strip()[-200:]
-    summary = re.sub(r" in [\d.]+s.*$", "", summary)
-    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", done.stdout, re.MULTILINE)  # the -ra summary
+        args += ["-n", str(workers)]
+    done = runner.run(args, root=PROJECT_ROOT, profile=profile, extra_env=env_extra,
+                      timeout=SUITE_TIMEOUT)
+    if done.timed_out:
+        return done.wall, f"stopped after {SUITE_TIMEOUT} s", None
+    lines = [line for line in done.output.splitlines() if line.strip()]
+    summary = lines[-1].strip("= ") if lines else "no output"
+    summary = re.sub(r" in [\d.]+s.*$", "", summary)  # pytest's last line, for display only
+    failed = [test.nodeid for test in done.failures]
     if failed:
         summary += ": " + ", ".join(failed)
-        print(done.stdout[-6000:], file=sys.stderr)  # what failed, for whoever runs the benchmark
-    return seconds, summary, done.returncode
+        print(done.output[-6000:], file=sys.stderr)  # what failed, for whoever runs the benchmark
+    return done.wall, summary, done.returncode
 
 
 def xdist_available():
@@ -120,8 +116,7 @@ def suite_section():
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-rates-") as folder:
         results = pathlib.Path(folder) / "results.jsonl"
-        env_extra = {"BENCH_RESULTS": str(results),
-                     "PYTHONPATH": os.pathsep.join(p for p in (str(PROJECT_ROOT), os.environ.get("PYTHONPATH")) if p)}
+        env_extra = {"BENCH_RESULTS": str(results)}
         for profile in ("dev", "ci"):
             for workers in (1, 2):
                 if workers > 1 and not xdist_available():

@@ -30,14 +30,12 @@ Arguments after ``--`` go to pytest (test paths, ``--impl=PATH``, ``-k``...).
 import argparse
 import os
 import pathlib
-import re
 import signal
-import subprocess
 import sys
-import threading
 import time
 
 from jobs import hypothesis_stats
+from resume.testing import runner
 
 JOBS = pathlib.Path(__file__).resolve().parent
 PROJECT_ROOT = JOBS.parent
@@ -48,7 +46,6 @@ STOP_GRACE = 10.0  # seconds between SIGINT and SIGKILL when a round overruns
 SAFETY = 0.6  # plan a round to take this share of what is left (runs vary a lot)
 # Events Hypothesis records by itself (filters retried, runs given up): not the suite's mix.
 HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test because")
-FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)  # pytest's -rfE summary
 
 
 def profile_max_examples():
@@ -62,59 +59,35 @@ def profile_max_examples():
     return settings.get_profile("fuzz").max_examples
 
 
-def _echo(stream, lines):
-    """Print a round's output as it comes, and keep it for the statistics."""
-    for line in stream:
-        lines.append(line)
-        print(line, end="", flush=True)
-
-
 def run_round(cap, workers, pytest_args, deselected, hard_limit):
-    """One pytest process; returns (exit code, its output, seconds it took)."""
-    command = [sys.executable, "-m", "pytest", "-p", "jobs.fuzz_round_plugin",
-               "--hypothesis-show-statistics", "-q", "-rfE"]
+    """One pytest process; returns (exit code, its output, seconds it took, failed node ids).
+
+    Through the project's runner, with the example database KEPT (the local
+    one and the shared one: what one round finds replays first in the next),
+    the output echoed as it comes, and, past ``hard_limit``, SIGINT to the
+    round's whole process group (xdist workers and receivers included), then
+    SIGKILL ``STOP_GRACE`` seconds later.
+    """
+    args = ["-p", "jobs.fuzz_round_plugin", "--hypothesis-show-statistics", "-q", "-rfE"]
     if workers > 1:
-        command += ["-n", str(workers)]
-    command += [f"--deselect={nodeid}" for nodeid in deselected]
-    command += pytest_args
-    env = dict(os.environ, HYPOTHESIS_PROFILE="fuzz", FUZZ_ROUND_MAX_EXAMPLES=str(cap))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH")) if p)
-    started = time.monotonic()
-    # A session of its own, so that an overrunning round is stopped whole
-    # (xdist workers and the receiver processes the tests start included).
-    process = subprocess.Popen(command, cwd=PROJECT_ROOT, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    lines = []
-    echo = threading.Thread(target=_echo, args=(process.stdout, lines))
-    echo.start()
-    try:
-        try:
-            process.wait(timeout=max(hard_limit, 1.0))
-        except subprocess.TimeoutExpired:
-            print("\n[fuzz] budget spent: stopping the round (SIGINT)", flush=True)
-            os.killpg(process.pid, signal.SIGINT)
-            try:
-                process.wait(timeout=STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                print("[fuzz] the round did not stop: SIGKILL", flush=True)
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-    except BaseException:  # the job itself was stopped: take the round down with it
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        raise
-    echo.join()
-    return process.returncode, "".join(lines), time.monotonic() - started
+        args += ["-n", str(workers)]
+    args += [f"--deselect={nodeid}" for nodeid in deselected]
+    args += pytest_args
+    done = runner.run(args, root=PROJECT_ROOT, profile="fuzz", keep_database=True,
+                      storage=runner.KEEP, extra_env={"FUZZ_ROUND_MAX_EXAMPLES": str(cap)},
+                      timeout=max(hard_limit, 1.0), stop_signal=signal.SIGINT,
+                      grace=STOP_GRACE, echo=True)
+    if done.timed_out:
+        print("\n[fuzz] budget spent: the round was stopped (SIGINT, SIGKILL if it lingered)",
+              flush=True)
+    code = 2 if done.returncode is None else done.returncode  # 2: pytest's "interrupted"
+    return code, done.output, done.wall, {test.nodeid for test in done.failures}
 
 
 def start_up_seconds(pytest_args):
     """How long pytest takes to start and collect the tests, without running one."""
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *pytest_args],
-                   cwd=PROJECT_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env=dict(os.environ, HYPOTHESIS_PROFILE="fuzz"))
-    return time.monotonic() - started
+    return runner.run(["--collect-only", "-q", *pytest_args], root=PROJECT_ROOT, profile="fuzz",
+                      keep_database=True, storage=runner.KEEP).wall
 
 
 def next_cap(cap, seconds, start_up, remaining, ceiling):
@@ -167,12 +140,12 @@ def main(argv=None):
         remaining = deadline - time.monotonic()
         print(f"\n[fuzz] round {len(rounds) + 1}: {cap} examples a test, {remaining:.0f} s left",
               flush=True)
-        code, output, seconds = run_round(cap, options.workers, options.pytest_args,
-                                          sorted(failed), remaining - STOP_GRACE)
+        code, output, seconds, round_failed = run_round(cap, options.workers, options.pytest_args,
+                                                        sorted(failed), remaining - STOP_GRACE)
         rounds.append((cap, code, seconds))
         round_stats = hypothesis_stats.parse(output)
         hypothesis_stats.merge(stats, round_stats)
-        failed |= set(FAILED_LINE.findall(output))
+        failed |= round_failed
         stopped_by_budget = time.monotonic() >= deadline - STOP_GRACE
         if code not in (0, 1) and not stopped_by_budget:
             print(f"[fuzz] pytest could not run a round (exit {code}): stopping", flush=True)

@@ -14,9 +14,11 @@ the mutants are shared out between workers (two on this 2-core machine).
 
 The test command is ``python -m jobs.mutation test --first-step N``: the
 whole suite (properties/ + stateful/) with ``-x`` under the ``dev`` profile,
-with a fresh example database per mutant (no replay of what killed an
-earlier mutant), against the copy's client.py named by ``RESUME_IMPL`` (the
-suite loads the implementation by path, never by import). The files of the
+run by the project's one runner (``resume.testing.runner``): a fresh example
+database per mutant (no replay of what killed an earlier mutant), against
+the copy's client.py named by ``--impl`` (the suite loads the implementation
+by path, never by import). It prints the first failing test's node id from
+the runner's structured results (``killed by ...``). The files of the
 mutated function's step run first: only the order changes, a surviving
 mutant still runs the whole suite.
 
@@ -47,11 +49,12 @@ import tempfile
 import threading
 import time
 
-from resume.testing import check
+from resume.testing import check, runner
 
 TARGET = "resume/client.py"
 _BOUND_VAR = "QUALITY_MUTANT_SECONDS"  # the test command's own time bound
 _TIMED_OUT = "jobs.mutation: the suite ran past its time bound"
+_KILLED_BY = "jobs.mutation: killed by"  # + the first failing test's node id
 _STEP_MARK = re.compile(r"^# -+ step (\d)\s*$")
 
 
@@ -150,8 +153,8 @@ def _run_mutant(copy, mutant, step, timeout):
     if outcome != "killed":
         record["output"] = (result.get("output") or "")[-2000:]
     else:  # the first failing test is enough to say what killed it
-        found = re.search(r"^(FAILED|ERROR) (\S+)", result.get("output") or "", re.M)
-        record["killed_by"] = found[2] if found else None
+        found = re.search(rf"^{re.escape(_KILLED_BY)} (\S+)", result.get("output") or "", re.M)
+        record["killed_by"] = found[1] if found else None
     return record
 
 
@@ -269,25 +272,18 @@ def score(records):
 def test(args):
     """The test command of one mutant: the suite against ./resume/client.py."""
     root = pathlib.Path.cwd()
-    env = dict(os.environ)
-    env["RESUME_IMPL"] = str(root / TARGET)
-    env["HYPOTHESIS_PROFILE"] = "dev"
-    with tempfile.TemporaryDirectory(prefix="resume-mutation-db-") as storage:
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = storage
-        paths = check.suite_paths(root, first_step=args.first_step)
-        command = [sys.executable, "-m", "pytest", f"--impl={root / TARGET}", "-x", "-q",
-                   "-p", "no:cacheprovider", *map(str, paths)]
-        # cosmic-ray starts this command in a session of its own, out of reach
-        # of the runner's timeout: the bound is kept here, for the whole group.
-        bound = float(os.environ.get(_BOUND_VAR, 0)) or None
-        process = subprocess.Popen(command, cwd=root, env=env, start_new_session=True)
-        try:
-            return process.wait(timeout=bound)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            print(_TIMED_OUT, flush=True)
-            return 124
+    paths = check.suite_paths(root, first_step=args.first_step)
+    # cosmic-ray starts this command in a session of its own, out of reach
+    # of the runner's timeout: the bound is kept here, for the whole group.
+    bound = float(os.environ.get(_BOUND_VAR, 0)) or None
+    result = runner.run([f"--impl={root / TARGET}", "-x", "-q", "-p", "no:cacheprovider",
+                         *map(str, paths)], root=root, profile="dev", timeout=bound, echo=True)
+    if result.timed_out:
+        print(_TIMED_OUT, flush=True)
+        return 124
+    if result.failures:
+        print(f"{_KILLED_BY} {result.failures[0].nodeid}", flush=True)
+    return result.returncode
 
 
 def main(argv=None):

@@ -1,11 +1,13 @@
 """Run the verification suite against every known bug, and against the reference.
 
 Each run is ``python -m pytest --impl=PATH -x -q -p no:cacheprovider`` over
-properties/ and stateful/ in a subprocess (``resume.check.run_suite``), under
+properties/ and stateful/ in a subprocess (``resume.testing.check.run_suite``,
+built on the project's one runner, ``resume.testing.runner``), under
 the ``dev`` profile, as a learner would run it, with one fixed seed (``SEED``).
 
 Honest timing: every run gets a FRESH, empty Hypothesis example database
-(``HYPOTHESIS_STORAGE_DIRECTORY`` in a temporary folder). With the shared
+(``HYPOTHESIS_STORAGE_DIRECTORY`` in a temporary folder, and no shared Redis
+database: the runner's default). With the shared
 ``.hypothesis/`` a bug found once would be found again at once by replaying
 the saved example, and the time to catch it would measure the database, not
 the suite. A fresh folder rather than no database at all, so that parallel
@@ -70,16 +72,11 @@ def write_bugs(folder, selected=None, source=None):
 
 def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed=SEED):
     """The suite (or ``paths``) against ``impl``, with a fresh example database, under dev."""
-    with tempfile.TemporaryDirectory(prefix="resume-quality-db-") as storage:
-        env = dict(os.environ)
-        env.pop("RESUME_IMPL", None)
-        env["HYPOTHESIS_PROFILE"] = "dev"
-        env["HYPOTHESIS_STORAGE_DIRECTORY"] = storage
-        if paths is None:
-            paths = check.suite_paths(first_step=first_step)
-        if seed != "random":
-            args = (f"--hypothesis-seed={seed}", *args)
-        return check.run_suite(impl, paths, env=env, timeout=timeout, args=args)
+    if paths is None:
+        paths = check.suite_paths(first_step=first_step)
+    if seed != "random":
+        args = (f"--hypothesis-seed={seed}", *args)
+    return check.run_suite(impl, paths, profile="dev", timeout=timeout, args=args)
 
 
 def run_all(selected=None, *, reference=True, workers=None, on_result=None, paths=None, seed=SEED):

@@ -4,7 +4,9 @@ The product:
 
 * ``resume.client``    - the seven steps of the contract, one stdlib-only file.
 * ``resume.publisher`` - a real asyncio publisher (the server side).
-* ``python -m resume`` - the command line: ``serve``, ``consume``, ``demo``, ``check``.
+* ``resume`` (or ``python -m resume``) - the command line: ``serve``, ``consume``,
+  ``demo``, ``check`` (``resume.cli``; it checks the user's input with
+  ``resume.inputs``, and the demo is ``resume.demo``).
 
 ``resume.testing`` is the harness the verification suite shares (strategies,
 peers, the store reader, the receiver process, the suite runner).

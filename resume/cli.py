@@ -1,53 +1,127 @@
-"""The command line: ``python -m resume {serve,consume,demo,check}``."""
+"""The command line: ``resume serve | consume | demo | check`` (also ``python -m resume``).
+
+Exit codes, the same for every subcommand (``EXIT_CODES``, shown by --help):
+0 success; 1 the implementation has a bug (``check``) or the recovery failed
+(``demo``); 2 the command could not be carried out (usage, a file that cannot
+be loaded, a store that cannot be opened, a peer that cannot be reached);
+130 interrupted (Ctrl-C).
+
+Every error is ONE line on stderr that names the input and says what to do,
+never a traceback. The user's input is checked before anything acts on it
+(``resume.inputs``), and nothing the user gave is changed by a command that
+fails: a store ``consume`` created is removed again if nothing was applied
+to it. ``resume/client.py`` is not changed for any of this: it is the
+reference implementation of SPEC.md, and the checks sit around it.
+"""
 
 import argparse
 import asyncio
+import contextlib
+import errno
 import os
 import random
 import signal
 import sqlite3
 import sys
-import tempfile
 
-from resume.testing import check, loader, receiver
-from resume.publisher import Publisher
+from resume import inputs
+from resume.testing import loader
+
+EXIT_CODES = """exit codes:
+  0    success
+  1    the implementation has a bug (check), or the recovery failed (demo)
+  2    the command could not be carried out: usage, a file that cannot be
+       loaded, a store that cannot be opened, a peer that cannot be reached
+  130  interrupted (Ctrl-C)"""
+
+DESCRIPTION = """An exactly-once-effect TCP event consumer (resume/client.py, the seven
+steps of SPEC.md), and the suite that checks any implementation of it."""
 
 
-def _log_from_args(args):
-    if args.log:
-        events = []
-        with open(args.log, encoding="ascii") as lines:
-            for line in lines:
-                if line.strip():
-                    seq, delta = line.split()
-                    events.append((int(seq), int(delta)))
-        return events
-    rng = random.Random(args.seed)
-    return [(args.start + i, rng.randint(-1000, 1000)) for i in range(args.events)]
+class CommandError(Exception):
+    """The command cannot be carried out: exit 2 with this one line."""
+
+
+class BugFound(Exception):
+    """The implementation failed in a way the contract does not allow: exit 1 with this line."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error on ONE line (argparse prints the usage first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
 # ------------------------------------------------------------------ serve
 
 
-async def _serve(args):
-    log = _log_from_args(args)
-    async with Publisher(log) as publisher:
-        print(f"publisher on 127.0.0.1:{publisher.port} with {len(log)} events", flush=True)
+def _log_from_args(args):
+    if args.log:
+        return inputs.read_log(args.log)
+    if args.events and args.start + args.events - 1 > inputs.SEQ_MAX:
+        raise CommandError(f"--start {args.start} with --events {args.events} goes past seq "
+                           f"{inputs.SEQ_MAX}: give fewer events or a lower --start")
+    rng = random.Random(args.seed)
+    return [(args.start + i, rng.randint(inputs.DELTA_MIN, inputs.DELTA_MAX))
+            for i in range(args.events)]
+
+
+async def _serve(args, log):
+    from resume.publisher import Publisher
+
+    failures = []
+    # A publisher error inside a session would otherwise be logged by asyncio
+    # and leave `serve --sessions N` waiting forever: record it and stop.
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: failures.append(context))
+    publisher = Publisher(log, start=args.start)
+    try:
+        await publisher.start(args.port)
+    except OSError as error:
+        raise CommandError(_listen_error(args.port, error)) from None
+    try:
+        seqs = f"seqs {log[0][0]}..{log[-1][0]}" if log else "no events"
+        print(f"publisher on 127.0.0.1:{publisher.port} with {len(log)} events ({seqs})", flush=True)
+        print("it sends from its OWN ACK cursor: an event ACKed once is not sent again, so a "
+              "second consume with a fresh store gets nothing; restart serve to start over",
+              flush=True)
         reported = 0
         while args.sessions is None or reported < args.sessions:
             await asyncio.sleep(0.05)
+            if failures:
+                context = failures[0]
+                error = context.get("exception")
+                what = f"{type(error).__name__}: {error}" if error else context.get("message", "?")
+                raise CommandError(f"the publisher failed in a session ({what}); "
+                                   "please report this bug of resume's publisher")
             while reported < len(publisher.sessions) and publisher.sessions[reported].end:
                 session = publisher.sessions[reported]
                 reported += 1
                 print(f"session {reported}: RESUME {session.cursor}, sent {len(session.sent)}, "
                       f"ACKs {session.acks}, end: {session.end}", flush=True)
+    finally:
+        await publisher.close()
+
+
+def _listen_error(port, error):
+    if error.errno == errno.EADDRINUSE:
+        return f"port {port} is already in use: choose another (--port 0 picks a free one)"
+    if error.errno == errno.EACCES:
+        return f"port {port} needs privileges to listen on: choose one above 1023 (or --port 0)"
+    return f"cannot listen on 127.0.0.1:{port}: {error.strerror or error}"
 
 
 # ---------------------------------------------------------------- consume
 
 
-async def _consume(args):
-    impl = loader.load(loader.resolve(args.impl))
+def _consume(args):
+    from resume.testing import snapshot
+
+    impl_path = loader.resolve(args.impl)
+    impl = loader.load(impl_path)
+    db = inputs.check_store(args.db)
+    created = not db.exists()
+    peer = f"{args.host}:{args.port}"
     crash_at = args.crash_before_ack
 
     def before_ack(seq):
@@ -55,123 +129,168 @@ async def _consume(args):
             # Committed, not yet ACKed: die here, with no cleanup at all.
             os.kill(os.getpid(), signal.SIGKILL)
 
-    last, total = await impl.run_client(args.host, args.port, args.db, args.timeout,
-                                        before_ack if crash_at is not None else None)
+    done = False
+    try:
+        try:
+            last, total = asyncio.run(impl.run_client(args.host, args.port, str(db), args.timeout,
+                                                      before_ack if crash_at is not None else None))
+        except ConnectionRefusedError:
+            raise CommandError(f"nothing listens on {peer}: start a publisher "
+                               "(resume serve) and give the port it prints") from None
+        except TimeoutError:
+            raise CommandError(f"{peer} did not answer within {args.timeout:g} s (--timeout): "
+                               "is it a resume publisher, and is it still serving?") from None
+        except OSError as error:
+            raise CommandError(f"cannot reach {peer}: {error.strerror or error}; "
+                               "check the host and the port") from None
+        except sqlite3.Error as error:
+            raise CommandError(f"store {db}: {error}; give a new path or a store "
+                               "from an earlier run") from None
+        except impl.Gap as error:
+            raise CommandError(f"the events {peer} sends do not follow on from the store {db} "
+                               f"(Gap: {error}); a new store needs a log that starts at seq 0") from None
+        except impl.Conflict as error:
+            raise CommandError(f"store {db} was filled from another log (Conflict: {error}); "
+                               "use a new store for this publisher") from None
+        except ValueError as error:
+            raise CommandError(f"{peer} sent something that is not an event frame ({error}); "
+                               "is it a resume publisher?") from None
+        except Exception as error:
+            raise BugFound(f"{impl_path} raised {type(error).__name__}: {error}; "
+                           f"run `resume check {impl_path}` to find out why") from None
+        done = True
+    finally:
+        if created and not done and db.exists() and _unused(db, snapshot):
+            # A store this command created and did not use is not left behind.
+            for suffix in ("", "-journal", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(f"{db}{suffix}")
     print(f"last={last} total={total}", flush=True)
+    return 0
+
+
+def _unused(db, snapshot):
+    """True if the store at ``db`` is empty or holds nothing applied (cursor -1, no ledger row)."""
+    if db.stat().st_size == 0:
+        return True
+    try:
+        found = snapshot.read(str(db))
+        return not found.ledger and found.last == -1
+    except (sqlite3.Error, IndexError):  # IndexError: no checkpoint row
+        return False
 
 
 # ------------------------------------------------------------------- demo
 
-DEMO_LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
-DEMO_CRASH_AT = 1
 
+def _demo(args):
+    from resume import demo
 
-def _ledger(db_path):
-    with sqlite3.connect(db_path) as con:
-        rows = con.execute("SELECT seq, delta FROM ledger ORDER BY seq").fetchall()
-        last, total = con.execute("SELECT last, total FROM checkpoint").fetchone()
-    con.close()
-    return rows, last, total
-
-
-def _show_session(session):
-    print(f"  receiver -> RESUME {session.cursor}")
-    for index, line in enumerate(session.sent):
-        seq = int(line.split()[1])
-        acked = f"ACK {seq}" if seq in session.acks[index:index + 1] else "no ACK"
-        print(f"  publisher -> {line.decode().strip():<14} receiver -> {acked}")
-    print(f"  publisher ends the session: {session.end}")
-
-
-async def _demo(args):
     impl_path = loader.resolve(args.impl)
-    loader.load(impl_path)  # fail early, clearly, on a broken file
-    with tempfile.TemporaryDirectory(prefix="resume-demo-") as tmp:
-        db = os.path.join(tmp, "store.db")
-        async with Publisher(DEMO_LOG) as publisher:
-            print(f"publisher on 127.0.0.1:{publisher.port}, log {DEMO_LOG}")
-            print(f"store {db}, implementation {impl_path}\n")
+    loader.load(impl_path)  # fail early, in one line, on a file that cannot be used
+    return asyncio.run(demo.run(impl_path, keep=args.keep))
 
-            print(f"receiver 1: killed with SIGKILL after committing event {DEMO_CRASH_AT}, "
-                  f"before its ACK")
-            code, out, err = await receiver.run(impl_path, publisher.port, db,
-                                                crash_before_ack=DEMO_CRASH_AT)
-            await publisher.idle()
-            _show_session(publisher.sessions[-1])
-            rows, last, total = _ledger(db)
-            how = "killed by SIGKILL" if code == receiver.KILLED else f"exit {code} {err.strip()}"
-            print(f"  receiver 1: {how}; store (last, total) = ({last}, {total}), ledger {rows}\n")
 
-            print("receiver 2: a new process on the same store")
-            code, out, err = await receiver.run(impl_path, publisher.port, db)
-            await publisher.idle()
-            _show_session(publisher.sessions[-1])
-            print(f"  receiver 2: exit {code}; {out.strip() or err.strip()}\n")
+# ------------------------------------------------------------------ check
 
-        rows, last, total = _ledger(db)
-        seqs = [seq for seq, _ in rows]
-        expected_total = sum(delta for _, delta in DEMO_LOG)
-        checks = [
-            (f"RESUME lines seen {publisher.resumes} == [-1, {DEMO_CRASH_AT}]",
-             publisher.resumes == [-1, DEMO_CRASH_AT]),
-            (f"event {DEMO_CRASH_AT} was sent twice (at least once delivery)",
-             sum(line.startswith(b"EVENT %d " % DEMO_CRASH_AT)
-                 for s in publisher.sessions for line in s.sent) == 2),
-            (f"ledger seqs {seqs} hold each event exactly once",
-             rows == DEMO_LOG),
-            (f"total {total} == sum of the deltas {expected_total}", total == expected_total),
-            (f"cursor {last} == final seq {DEMO_LOG[-1][0]}", last == DEMO_LOG[-1][0]),
-        ]
-    for text, ok in checks:
-        print(f"{'ok  ' if ok else 'FAIL'} {text}")
-    held = all(ok for _, ok in checks)
-    print("\nrecovery held: nothing was applied twice." if held else "\nrecovery did NOT hold.")
-    return 0 if held else 1
+
+def _check(args):
+    from resume.testing import check
+
+    return check.check(args.path, profile=args.profile, steps=args.step, seed=args.seed)
 
 
 # ------------------------------------------------------------------- main
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog="python -m resume", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog="resume", description=DESCRIPTION, epilog=EXIT_CODES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run a publisher on loopback")
-    serve.add_argument("--log", help="a file of 'seq delta' lines (default: generated)")
-    serve.add_argument("--events", type=int, default=10, help="generated log size")
-    serve.add_argument("--start", type=int, default=0, help="first seq of a generated log")
-    serve.add_argument("--seed", type=int, default=0, help="seed of a generated log")
-    serve.add_argument("--sessions", type=int, help="stop after this many sessions")
+    def command(name, help, description):
+        return commands.add_parser(name, help=help, description=description, epilog=EXIT_CODES,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
 
-    consume = commands.add_parser("consume", help="run_client against HOST PORT with store DB")
-    consume.add_argument("host")
-    consume.add_argument("port", type=int)
-    consume.add_argument("db")
-    consume.add_argument("--timeout", type=float, default=5.0)
-    consume.add_argument("--impl", help="implementation file (default: resume/client.py)")
-    consume.add_argument("--crash-before-ack", type=int, metavar="SEQ",
+    serve = command("serve", "run a publisher on loopback",
+                    "Run a publisher on 127.0.0.1 that serves a log of events, one session per "
+                    "connection.\nIt sends from its own ACK cursor: an event ACKed once is not "
+                    "sent again, so a\nsecond consumer with a fresh store gets nothing; restart "
+                    "serve to start over.\nThe log and the options are checked before it listens.")
+    serve.add_argument("--log", metavar="FILE",
+                       help="a file of 'SEQ DELTA' lines, seqs consecutive (default: generated)")
+    serve.add_argument("--events", type=inputs.count, default=10, metavar="N",
+                       help="size of a generated log (default: 10)")
+    serve.add_argument("--start", type=inputs.seq, default=0, metavar="SEQ",
+                       help="first seq of a generated log (default: 0)")
+    serve.add_argument("--seed", type=inputs.integer, default=0,
+                       help="random seed of a generated log's deltas (default: 0)")
+    serve.add_argument("--port", type=inputs.listen_port, default=0,
+                       help="port to listen on (default: 0, any free port; it is printed)")
+    serve.add_argument("--sessions", type=inputs.positive, metavar="N",
+                       help="stop after N sessions (default: serve until Ctrl-C)")
+
+    consume = command("consume", "run an implementation's run_client against a publisher",
+                      "Run run_client: connect to HOST PORT, resume from the store DB, apply "
+                      "and ACK\nevery event until the publisher ends the session; print the "
+                      "final last and total.")
+    consume.add_argument("host", help="the publisher's host (127.0.0.1 for resume serve)")
+    consume.add_argument("port", type=inputs.port, help="the publisher's port (resume serve prints it)")
+    consume.add_argument("db", help="the store: an SQLite file, created if it does not exist "
+                                    "(its folder must exist)")
+    consume.add_argument("--timeout", type=inputs.seconds, default=5.0, metavar="SECONDS",
+                         help="bound on every network wait (default: 5)")
+    consume.add_argument("--impl", metavar="FILE",
+                         help="implementation file (default: $RESUME_IMPL, else resume/client.py)")
+    consume.add_argument("--crash-before-ack", type=inputs.seq, metavar="SEQ",
                          help="SIGKILL this process once SEQ is committed, before its ACK")
 
-    demo = commands.add_parser("demo", help="the lab's crash between commit and ACK, for real")
-    demo.add_argument("--impl", help="implementation file (default: resume/client.py)")
+    demo = command("demo", "the lab's crash between commit and ACK, for real",
+                   "A receiver process is killed between committing event 1 and ACKing it; a "
+                   "new one\nresumes from the same store. Every claim printed is checked.")
+    demo.add_argument("--impl", metavar="FILE",
+                      help="implementation file (default: $RESUME_IMPL, else resume/client.py)")
+    demo.add_argument("--keep", action="store_true",
+                      help="keep the store file afterwards (its path is printed)")
 
-    checking = commands.add_parser(
-        "check", help="run the verification suite against PATH, step by step")
-    checking.add_argument("path", help="your implementation file (a client.py)")
+    checking = command("check", "run the verification suite against FILE, step by step",
+                       "Run the verification suite against your implementation, step by step, "
+                       "and print\nfor each failing step the shrunk counterexample, the notes, "
+                       "the failing\nassertion and the command that runs that test again.")
+    checking.add_argument("path", metavar="FILE", help="your implementation file (a client.py)")
     checking.add_argument("--profile", choices=["dev", "ci", "fuzz"],
                           help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)")
+    checking.add_argument("--step", action="append", metavar="STEP",
+                          choices=[str(n) for n in range(1, 8)] + ["protocol"],
+                          help="only this step: 1..7 or protocol (repeatable; default: all)")
+    checking.add_argument("--seed", type=inputs.integer,
+                          help="Hypothesis's random seed, to repeat a run (default: a new one)")
     return parser
 
 
+def _one_line(error):
+    return " ".join(str(error).split("\n"))
+
+
 def main(argv=None):
-    args = _parser().parse_args(argv)
-    if args.command == "check":  # runs pytest processes: nothing asynchronous here
-        return check.check(args.path, profile=args.profile)
-    run = {"serve": _serve, "consume": _consume, "demo": _demo}[args.command]
+    """Run one subcommand; return its exit code (see EXIT_CODES)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    prog = f"resume {args.command}"
     try:
-        return asyncio.run(run(args)) or 0
-    except loader.ImplError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        if args.command == "serve":
+            log = _log_from_args(args)  # everything is checked before it listens
+            return asyncio.run(_serve(args, log)) or 0
+        return {"consume": _consume, "demo": _demo, "check": _check}[args.command](args)
     except KeyboardInterrupt:
-        return 130
+        return 130  # quietly: children ended and temporary files removed on the way out
+    except BrokenPipeError:  # stdout closed early (`resume demo | head`): stop quietly
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
+    except BugFound as error:
+        print(f"{prog}: {_one_line(error)}", file=sys.stderr)
+        return 1
+    except (CommandError, inputs.InputError, loader.ImplError) as error:
+        print(f"{prog}: {_one_line(error)}", file=sys.stderr)
+        return 2

@@ -115,8 +115,9 @@ class Publisher:
 
     # -------------------------------------------------------- serving
 
-    async def start(self):
-        self._server = await asyncio.start_server(self._serve, HOST, 0)
+    async def start(self, port=0):
+        """Listen on ``HOST:port`` (0: any free port; ``self.port`` says which)."""
+        self._server = await asyncio.start_server(self._serve, HOST, port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 

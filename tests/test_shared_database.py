@@ -12,7 +12,8 @@ Claims, against a real Redis server (the one ``HYPOTHESIS_DATABASE`` names;
   Redis but publishes nothing to it.
 
 Each run is a real ``python -m pytest`` on a tiny deliberately failing test
-written to a temporary folder, with the project's ``conftest.py`` loaded as a
+written to a temporary folder, through the project's runner
+(``resume.testing.runner``), with the project's ``conftest.py`` loaded as a
 plugin (so its profiles and database selection are the ones under test) and a
 fresh ``HYPOTHESIS_STORAGE_DIRECTORY``. The tiny test appends every example it
 is given to a file, so "the first example tried" is read, not guessed.
@@ -24,12 +25,12 @@ run, and deletes the keys it created. Skipped (with the reason) when
 
 import os
 import pathlib
-import subprocess
-import sys
 import urllib.parse
 import uuid
 
 import pytest
+
+from resume.testing import runner
 
 PROJECT_ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEST_DB_NUMBER = 15  # apart from the database the suite itself may share
@@ -93,29 +94,21 @@ class TinyProject:
         storage = run_dir / "hypothesis"  # a fresh, empty local example database
         seen_file = run_dir / "seen.txt"
         run_dir.mkdir()
-        env = dict(os.environ)
-        for name in ("HYPOTHESIS_DATABASE", "HYPOTHESIS_DATABASE_READONLY", "CI"):
-            env.pop(name, None)
-        env.update(
-            HYPOTHESIS_PROFILE=profile,
-            HYPOTHESIS_STORAGE_DIRECTORY=str(storage),
-            SEEN_FILE=str(seen_file),
-            PYTHONPATH=os.pathsep.join(p for p in (str(PROJECT_ROOT), env.get("PYTHONPATH")) if p),
-        )
-        if database_url:
-            env["HYPOTHESIS_DATABASE"] = database_url
+        extra = {"SEEN_FILE": str(seen_file)}
+        if database_url:  # the runner removes any shared database the caller's environment names
+            extra["HYPOTHESIS_DATABASE"] = database_url
         if readonly:
-            env["HYPOTHESIS_DATABASE_READONLY"] = "1"
+            extra["HYPOTHESIS_DATABASE_READONLY"] = "1"
         # `-p conftest` loads the project's conftest.py (on PYTHONPATH) as a plugin:
         # its profiles and database selection, not a copy of them.
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider",
-             "-q", str(self.test_file)],
-            cwd=self.folder, env=env, capture_output=True, text=True, timeout=120,
-        )
-        output = result.stdout + result.stderr
+        result = runner.run(["-p", "conftest", "-p", "no:cacheprovider", "-q", self.test_file],
+                            root=PROJECT_ROOT, cwd=self.folder, profile=profile, storage=storage,
+                            extra_env=extra, timeout=120)
+        output = result.output
         assert result.returncode == 1, f"the tiny test should fail:\n{output}"
-        assert f"n={FIRST_FAILURE}" in output, f"not shrunk to n={FIRST_FAILURE}:\n{output}"
+        (failure,) = result.failures
+        notes = "\n".join(note for entry in failure.failures for note in entry["notes"])
+        assert f"n={FIRST_FAILURE}" in notes, f"not shrunk to n={FIRST_FAILURE}:\n{output}"
         seen = [int(line) for line in seen_file.read_text().split()]
         return seen, storage
 

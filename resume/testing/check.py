@@ -2,9 +2,11 @@
 
 ``python -m resume check PATH`` is built on this module, and so is the
 known-bug meta-test of ``quality/``. pytest runs in a subprocess (the suite
-loads the implementation once per process), with ``--impl=PATH``; its JUnit
-XML report gives the first failing test, its duration and its message, whose
-Hypothesis notes hold the shrunk counterexample.
+loads the implementation once per process), with ``--impl=PATH``, through
+``runner.run``: its report hooks give the first failing test, its duration,
+its error, and the notes Hypothesis attached to it, which hold the shrunk
+counterexample. ``check()`` prints all of that for each failing step
+(``failure_report``), with the command that runs the test again.
 
 Test files map to the contract's steps by name: ``properties/test_step<N>_*.py``
 is step N; ``stateful/`` is the protocol as a whole (steps 2-7).
@@ -15,15 +17,13 @@ import dataclasses
 import os
 import pathlib
 import re
-import signal
-import subprocess
+import shlex
 import sys
-import tempfile
-import time
-import xml.etree.ElementTree as ET
+
+from resume.testing import loader, runner
 
 # The checkout that holds conftest.py, properties/ and stateful/.
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = runner.ROOT
 
 STEP_NAMES = {
     1: "parse_line",
@@ -49,11 +49,12 @@ class Outcome:
     tests: int = 0  # test cases run
     test: str | None = None  # the first failing test, as "file.py::name"
     test_seconds: float | None = None  # how long that test ran (search and shrink)
-    error: str = ""  # the failure's message, up to the example
-    counterexample: str = ""  # the shrunk example Hypothesis printed, or the failure's message
+    error: str = ""  # the error's type and message ("broken": pytest's collection errors)
+    counterexample: str = ""  # the Hypothesis notes from the example on, or the error
     size: int | None = None  # its size: rule steps, or characters of the arguments
     unit: str | None = None  # "steps" or "chars"
     output: str = ""  # pytest's own output, for a diagnosis
+    failure: "runner.TestResult | None" = None  # the first failing test, whole
 
     @property
     def caught(self):
@@ -89,8 +90,8 @@ def suite_paths(root=ROOT, first_step=None):
 def counterexample(report, invariants=None):
     """``(text, size, unit)`` of the first shrunk example in a failure report.
 
-    ``report`` is pytest's text of the failure (the example sits among the
-    ``E`` lines, or in an exception group's ``|`` lines). A state machine's
+    ``report`` is the text of Hypothesis's notes on the failure (or pytest's
+    text of it: the example among the ``E`` lines). A state machine's
     size is its number of rule steps: ``state.x(...)`` lines, without the
     invariant checks Hypothesis prints after each step (``invariants``, the
     names; guessed from the example if not given)
@@ -182,132 +183,178 @@ def _invariants(example):
     return names
 
 
-def run_suite(impl, paths, *, root=ROOT, env=None, timeout=None, args=()):
-    """Run pytest on ``paths`` against the file ``impl``, stopping at the first failure."""
+def run_suite(impl, paths, *, root=ROOT, profile=None, storage=None, timeout=None, args=()):
+    """Run pytest on ``paths`` against the file ``impl``, stopping at the first failure.
+
+    Through ``runner.run``: a fresh example database unless ``storage`` says
+    otherwise (``runner.KEEP``), the child's process group ended on timeout.
+    """
     impl = pathlib.Path(impl).resolve()
-    with tempfile.TemporaryDirectory(prefix="resume-check-") as tmp:
-        report = pathlib.Path(tmp) / "junit.xml"
-        command = [sys.executable, "-m", "pytest", f"--impl={impl}", "-x", "-q",
-                   "-p", "no:cacheprovider", f"--junitxml={report}", *args,
-                   *[str(p) for p in paths]]
-        started = time.monotonic()
-        # A session of its own, so that a timeout can end every process the
-        # suite started (receivers, publishers), not only pytest.
-        process = subprocess.Popen(command, cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, errors="replace", start_new_session=True)
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            output, _ = process.communicate()
-            return Outcome("timeout", time.monotonic() - started, output=output)
-        wall = time.monotonic() - started
-        return _read(process.returncode, report, wall, output, invariant_names(root))
+    result = runner.run([f"--impl={impl}", "-x", "-q", "-p", "no:cacheprovider", *args,
+                         *[str(p) for p in paths]],
+                        root=root, profile=profile, storage=storage, timeout=timeout)
+    return outcome(result, invariant_names(root))
 
 
-def _read(returncode, report, wall, output, invariants=None):
-    if returncode == 5:
-        return Outcome("no tests", wall, output=output)
-    if returncode not in (0, 1) or not report.exists():
-        return Outcome("broken", wall, output=output)
-    cases = ET.parse(report).getroot().iter("testcase")
-    outcome = Outcome("passed" if returncode == 0 else "failed", wall, output=output)
-    for case in cases:
-        outcome.tests += 1
-        problem = case.find("failure")
-        if problem is None:
-            problem = case.find("error")
-        if problem is None or outcome.test is not None:
-            continue
-        outcome.test = _node(case)
-        outcome.test_seconds = float(case.get("time", 0))
-        message = problem.get("message") or ""
-        found = _EXAMPLE_START.search(message)
-        outcome.error = message[:found.start() if found else len(message)].strip()
-        example = (counterexample(problem.text or "", invariants)
-                   or counterexample(message, invariants))
-        if example:
-            outcome.counterexample, outcome.size, outcome.unit = example
-        else:  # a plain test, or an error outside Hypothesis
-            outcome.counterexample = outcome.error
-    if returncode == 1 and outcome.test is None:
-        outcome.status = "broken"
-    return outcome
+def outcome(result, invariants=None):
+    """The ``Outcome`` of one ``runner.Run``: the first failing test and its example."""
+    out = Outcome("passed", result.wall, output=result.output)
+    if result.timed_out:
+        out.status = "timeout"
+        return out
+    if result.returncode == 5:
+        out.status = "no tests"
+        return out
+    out.tests = sum(1 for test in result.tests if "::" in test.nodeid)
+    failures = [test for test in result.failures if "::" in test.nodeid]
+    if result.returncode not in (0, 1) or (result.returncode == 1 and not failures):
+        out.status = "broken"  # pytest could not run (usage, collection or internal error)
+        collect = [test.longrepr for test in result.failures if "::" not in test.nodeid]
+        out.error = "\n".join(collect)
+        return out
+    if result.returncode == 0:
+        return out
+    out.status = "failed"
+    first = failures[0]
+    out.failure = first
+    out.test = _short_node(first.nodeid)
+    out.test_seconds = first.duration
+    entry = first.failures[0] if first.failures else None
+    out.error = entry["error"] if entry else first.longrepr
+    notes = "\n".join(entry["notes"]) if entry else ""
+    example = counterexample(notes, invariants) if notes else None
+    if example:
+        out.counterexample, out.size, out.unit = example
+    else:  # a plain test, or an error outside Hypothesis
+        out.counterexample = out.error
+    return out
 
 
-def _node(case):
-    # classname is "properties.test_step1_x" or "stateful.test_m.TestMachine".
-    parts = case.get("classname", "").split(".")
-    module = next((i for i, p in enumerate(parts) if p.startswith("test_")), len(parts) - 1)
-    name = "::".join([parts[module] + ".py", *parts[module + 1:], case.get("name", "")])
-    return name
+def _short_node(nodeid):
+    # "properties/test_step1_x.py::test_y" -> "test_step1_x.py::test_y", as the reports show it.
+    path, _, rest = nodeid.partition("::")
+    return f"{pathlib.PurePath(path).name}::{rest}" if rest else nodeid
 
 
 # ------------------------------------------------ python -m resume check PATH
 
 _WIDTH = 34
+_PAD = "      "
 
 
-def _indent(text, prefix="      "):
-    return "\n".join(prefix + line for line in text.splitlines())
+def _indent(text, prefix=_PAD):
+    return "\n".join((prefix + line).rstrip() for line in text.splitlines())
 
 
-def _shorten(text, lines=4):
-    kept = text.splitlines()
-    if len(kept) > lines:
-        kept = kept[:lines] + ["..."]
-    return "\n".join(kept)
+def reproduce_command(impl, nodeid, root=ROOT):
+    """The shell command that runs that one test again (the example database replays it)."""
+    return (f"cd {shlex.quote(str(root))} && python -m pytest "
+            f"--impl={shlex.quote(str(impl))} {shlex.quote(nodeid)}")
 
 
-def check(impl, *, profile=None, out=sys.stdout, root=ROOT):
+def failure_report(test, impl, root=ROOT):
+    """Everything a learner needs about one failing test, as text.
+
+    For each error (several when Hypothesis found distinct failures): every
+    note Hypothesis attached, whole (the falsifying example under any
+    heading, each draw, each ``note()``, a state machine's steps) except the
+    line that only repeats the implementation module; the failing line of the
+    suite with the comment above it; the error itself; the output captured
+    while it ran; then the command that runs this one test again.
+    """
+    parts = [test.nodeid]
+    entries = test.failures
+    for number, entry in enumerate(entries, 1):
+        if len(entries) > 1:
+            parts.append(f"-- failure {number} of {len(entries)}")
+        notes = [line for note in entry["notes"] for line in note.splitlines()
+                 if not line.lstrip().startswith("impl=<module ")]
+        if notes:
+            parts.append("\n".join(notes))
+        where = entry.get("where")
+        if where:
+            parts.append(f"failed at {where['file']}:{where['line']}:\n{_indent(where['source'], '    ')}")
+        raised = entry.get("raised_in")
+        if raised:
+            parts.append(f"raised in {raised['file']}:{raised['line']}: {raised['source']}")
+        parts.append(entry["error"])
+    if not entries:  # no exception at hand (a failure pytest reported some other way)
+        parts.append(test.longrepr)
+    for title, text in test.sections:
+        if text.strip():
+            parts.append(f"-- {title}\n{text.rstrip()}")
+    parts.append(f"to run this test again (it replays the same example):\n"
+                 f"  {reproduce_command(impl, test.nodeid, root)}")
+    return "\n".join(parts)
+
+
+def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
+          out=None, err=None, root=ROOT, run=None):
     """Run the suite against ``impl`` step by step and print what failed; return an exit code.
 
-    Each step runs in its own pytest process with ``-x``: the first failure of
-    a step is the one shown, with its shrunk counterexample.
+    The file is loaded once first: a file that cannot be loaded gives one
+    line on ``err`` and exit 2, before any step runs. Each step then runs in
+    its own pytest process with ``-x``: the first failure of a step is shown
+    whole (``failure_report``). ``steps``: labels' first words to run
+    (``["3", "protocol"]``), all by default. ``seed``: Hypothesis's seed
+    (``--hypothesis-seed``), random by default. The project's example database
+    is kept (``storage``), so the command printed to run a test again replays
+    its example. ``run``: what runs one step (``run_suite``; a test wraps it
+    to see the structured outcome behind the printed report).
+    Exit 0: every step passed; 1: a step failed; 2: a step could not run.
     """
-    impl = pathlib.Path(impl).resolve()
-    if not impl.is_file():
-        print(f"error: no such file: {impl}", file=out)
+    out = out or sys.stdout  # looked up now: a caller may have redirected them
+    err = err or sys.stderr
+    impl = pathlib.Path(impl).expanduser().resolve()
+    try:
+        loader.load(impl)
+    except loader.ImplError as error:
+        print(f"resume check: {error}", file=err)
         return 2
     if not (root / "conftest.py").is_file():
-        print(f"error: the suite is not beside this package ({root}): "
-              "check needs the project's checkout", file=out)
+        print(f"resume check: the suite is not beside this package ({root}): "
+              "install resume from its checkout (pip install -e .)", file=err)
         return 2
-    env = dict(os.environ)
-    env.pop("RESUME_IMPL", None)
-    env["HYPOTHESIS_PROFILE"] = profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
-    print(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {env['HYPOTHESIS_PROFILE']})\n",
+    profile = profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
+    print(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile})\n",
           file=out, flush=True)
-    failed = []
-    for label, files in step_paths(root):
+    groups = [(label, files) for label, files in step_paths(root)
+              if steps is None or _key(label) in steps]
+    failed, broken = [], []
+    for label, files in groups:
         print(f"{label} ".ljust(_WIDTH, "."), end=" ", file=out, flush=True)
         if not files:
             print("no tests yet", file=out, flush=True)
             continue
-        outcome = run_suite(impl, files, root=root, env=env)
-        if outcome.status == "passed":
-            tests = f"{outcome.tests} test{'' if outcome.tests == 1 else 's'}"
-            print(f"ok    ({tests}, {outcome.wall:.1f} s)", file=out, flush=True)
+        args = () if seed is None else (f"--hypothesis-seed={seed}",)
+        result = (run or run_suite)(impl, files, root=root, profile=profile, storage=storage,
+                                    args=args)
+        if result.status == "passed":
+            tests = f"{result.tests} test{'' if result.tests == 1 else 's'}"
+            print(f"ok    ({tests}, {result.wall:.1f} s)", file=out, flush=True)
             continue
-        failed.append((label, files))
-        if outcome.status == "failed":
-            print(f"FAIL  ({outcome.wall:.1f} s)", file=out)
-            print(f"      {outcome.test}", file=out)
-            if outcome.error:
-                print(_indent(_shorten(outcome.error)), file=out)
-            if outcome.counterexample and outcome.counterexample != outcome.error:
-                print(_indent(outcome.counterexample), file=out)
+        if result.status == "failed":
+            failed.append(label)
+            print(f"FAIL  ({result.wall:.1f} s)", file=out)
+            print(_indent(failure_report(result.failure, impl, root)) + "\n", file=out)
         else:
-            print(f"{outcome.status.upper()}  (pytest could not run this step)", file=out)
-            print(_indent(_shorten(outcome.output.strip(), 15)), file=out)
+            broken.append(label)
+            print(f"{result.status.upper()}  (pytest could not run this step)", file=out)
+            detail = result.error or "\n".join(result.output.strip().splitlines()[-15:])
+            print(_indent(detail) + "\n", file=out)
         out.flush()
     print(file=out)
-    if not failed:
-        print("every step passed.", file=out)
-        return 0
-    print(f"{len(failed)} of {len(step_paths(root))} parts failed. To see one in full:", file=out)
-    label, files = failed[0]
-    names = " ".join(str(f.relative_to(root)) for f in files)
-    print(f"  cd {root} && python -m pytest --impl={impl} {names}", file=out)
-    return 1
+    if failed:
+        print(f"{len(failed)} of {len(groups)} parts failed: {', '.join(failed)}.", file=out)
+        return 1
+    if broken:
+        print(f"{len(broken)} of {len(groups)} parts could not run: {', '.join(broken)}.", file=out)
+        return 2
+    print("every step passed." if steps is None else "every step checked passed.", file=out)
+    return 0
+
+
+def _key(label):
+    """A label's short name: "3" for "step 3  apply_event", "protocol" for the machines."""
+    words = label.split()
+    return words[1] if words[0] == "step" else words[0]

@@ -40,10 +40,28 @@ def resolve(path=None):
 
 
 def load(path):
-    """Import the file at ``path`` as a fresh module and check its public names."""
+    """Import the file at ``path`` as a fresh module and check its public names.
+
+    Every way a file can be unusable raises ImplError with ONE line that names
+    the file, says what is wrong and what to do: missing, a folder, not a
+    ``.py`` file, empty, a syntax error, an error or ``sys.exit()`` while it
+    is imported, public names missing.
+    """
     path = pathlib.Path(path)
+    if path.is_dir():
+        raise ImplError(f"{path} is a folder: give the path of your implementation file")
     if not path.is_file():
-        raise ImplError(f"implementation file not found: {path}")
+        raise ImplError(f"implementation file not found: {path}; give the path of your implementation (a client.py)")
+    if path.suffix != ".py":
+        raise ImplError(f"{path} is not a .py file: Python imports only a file whose name "
+                        "ends in .py; rename it (client.py, say)")
+    try:
+        source = path.read_bytes()
+    except OSError as error:
+        raise ImplError(f"cannot read {path}: {error.strerror}") from None
+    if not source.strip():
+        raise ImplError(f"{path} is empty: write the public names of SPEC.md in it "
+                        "(resume/client.py is one implementation)")
     # A name of its own, so that the file never shadows or reuses another module.
     name = f"resume_impl_under_test_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -51,12 +69,25 @@ def load(path):
     sys.modules[name] = module  # dataclasses and pickling look modules up here
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as error:
+        del sys.modules[name]
+        raise ImplError(f"{path}, line {error.lineno}: SyntaxError: {error.msg}; "
+                        "fix it and try again") from None
+    except SystemExit as error:  # sys.exit() at import would end the caller
+        del sys.modules[name]
+        raise ImplError(f"{path} calls sys.exit({error.code!r}) when it is imported: "
+                        "the suite imports it; move that call under "
+                        "`if __name__ == \"__main__\":`") from None
     except Exception as error:
         del sys.modules[name]
-        raise ImplError(f"cannot import {path}: {type(error).__name__}: {error}") from error
+        first = (str(error).splitlines() or [""])[0]
+        raise ImplError(f"cannot import {path}: {type(error).__name__}: {first}; "
+                        "fix it and try again") from error
     missing = [n for n in PUBLIC_NAMES if not hasattr(module, n)]
     if missing:
-        raise ImplError(f"{path} lacks the public names: {', '.join(missing)}")
+        del sys.modules[name]
+        raise ImplError(f"{path} lacks the public names: {', '.join(missing)}; "
+                        "define them as SPEC.md says")
     return module
 
 

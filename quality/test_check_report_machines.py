@@ -1,0 +1,23 @@
+"""``resume check``'s report of a state machine failure: the steps whole, the notes, the assertion.
+
+The claims of tests/test_check_report.py, for two protocol-level known bugs
+caught by stateful/ (the example is then the machine's steps). Selected with
+``python -m pytest -m quality quality/``, like the meta-test: a state machine
+takes 10-30 s to catch a bug here, too long for the default suite's minute.
+"""
+
+import pytest
+
+from tests.test_check_report import assert_complete_report, run_check
+
+pytestmark = pytest.mark.quality
+
+CASES = [
+    ("ack-before-commit", "protocol", "state."),
+    ("hook-before-commit", "protocol", "state."),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_the_report_of_a_state_machine_failure_is_complete(case, tmp_path):
+    assert_complete_report(*run_check(case, tmp_path))

@@ -1,0 +1,177 @@
+"""The one way this project runs pytest in a subprocess: ``run(args)``.
+
+Used by ``resume check`` (``check.py``), the known-bug meta-test
+(``quality/meta.py``), the mutation, bench and fuzz jobs, and the tests of
+the shared example database. What every caller gets alike:
+
+* an environment scrubbed the same way (``environment()``): the shared example database
+  (``HYPOTHESIS_DATABASE``, ``..._READONLY``) removed unless
+  ``keep_database=True``, a FRESH empty ``HYPOTHESIS_STORAGE_DIRECTORY`` (a
+  temporary folder, removed afterwards) unless the caller keeps the usual one
+  (``storage="keep"``) or names one, ``PYTHONPATH`` starting with the project
+  root, and ``HYPOTHESIS_PROFILE`` when ``profile`` is given;
+* the child in a session (process group) of its own, so that a timeout, an
+  exception or Ctrl-C in the caller ends pytest AND every process it started
+  (receivers, xdist workers), and nothing is left running;
+* structured results (``Run.tests``): for each test its outcome, duration and,
+  on failure, the falsifying example, notes, error and failing line, written
+  by the child's ``runner_plugin`` from pytest's report hooks - no pattern is
+  matched against the console text, which is kept only for display
+  (``Run.output``).
+"""
+
+import contextlib
+import dataclasses
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+# The checkout that holds conftest.py, properties/ and stateful/.
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RESULTS_VAR = "RESUME_RUNNER_RESULTS"  # where the child's runner_plugin writes its JSON lines
+KEEP = "keep"  # storage=KEEP: Hypothesis's usual .hypothesis/ (replays what failed before)
+
+
+@dataclasses.dataclass
+class TestResult:
+    """One test as the child's report hooks saw it."""
+
+    nodeid: str
+    outcome: str = "passed"  # "passed", "failed", "error" (setup/teardown/collection), "skipped"
+    duration: float = 0.0  # seconds of its call phase (search and shrink, for a property)
+    longrepr: str = ""  # pytest's own text of the failure
+    sections: list = dataclasses.field(default_factory=list)  # [(title, text)]: captured output...
+    failures: list = dataclasses.field(default_factory=list)  # runner_plugin's entries, one per error
+
+    @property
+    def failed(self):
+        return self.outcome in ("failed", "error")
+
+
+@dataclasses.dataclass
+class Run:
+    """One pytest process: its exit code, how long it took, what each test did."""
+
+    returncode: int | None  # None if it was ended by the timeout
+    wall: float
+    output: str = ""  # the console text (stdout and stderr), for display only
+    tests: list = dataclasses.field(default_factory=list)  # [TestResult] in report order
+    timed_out: bool = False
+
+    @property
+    def failures(self):
+        return [test for test in self.tests if test.failed]
+
+
+def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, extra=None):
+    """The child's environment (see the module's docstring); ``storage`` a folder or KEEP."""
+    env = dict(os.environ)  # RESUME_IMPL stays: callers that name a file pass --impl, which wins
+    env.pop(RESULTS_VAR, None)
+    if not keep_database:
+        env.pop("HYPOTHESIS_DATABASE", None)
+        env.pop("HYPOTHESIS_DATABASE_READONLY", None)
+    if storage != KEEP:
+        env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+        if storage is not None:
+            env["HYPOTHESIS_STORAGE_DIRECTORY"] = str(storage)
+    if profile:
+        env["HYPOTHESIS_PROFILE"] = profile
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
+    env.update(extra or {})
+    return env
+
+
+def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage=None,
+        extra_env=None, timeout=None, stop_signal=signal.SIGKILL, grace=10.0, echo=False):
+    """Run ``python -m pytest ARGS`` in a subprocess and return a ``Run``.
+
+    ``storage``: None for a fresh empty example database (the default), a
+    folder to use, or ``KEEP``. ``timeout``: seconds, then ``stop_signal`` goes
+    to the child's whole process group (SIGINT lets pytest print its summary),
+    and SIGKILL ``grace`` seconds later if it is still there. ``echo``: copy
+    the console to this process's stdout as it comes. Whatever ends the
+    caller's wait (Ctrl-C included), the process group is killed before the
+    exception goes on.
+    """
+    with contextlib.ExitStack() as stack:
+        scratch = pathlib.Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resume-run-")))
+        results = scratch / "results.jsonl"
+        if storage is None:
+            storage = scratch / "hypothesis"
+        env = environment(root=root, profile=profile, keep_database=keep_database,
+                          storage=storage, extra=extra_env)
+        env[RESULTS_VAR] = str(results)
+        command = [sys.executable, "-m", "pytest", "-p", "resume.testing.runner_plugin", *map(str, args)]
+        started = time.monotonic()
+        process = subprocess.Popen(command, cwd=cwd or root, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   errors="replace", start_new_session=True)
+        lines = []
+        reader = threading.Thread(target=_collect, args=(process.stdout, lines, echo), daemon=True)
+        reader.start()
+        timed_out = False
+        try:
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _signal_group(process, stop_signal)
+                try:
+                    process.wait(timeout=grace if stop_signal != signal.SIGKILL else None)
+                except subprocess.TimeoutExpired:
+                    _signal_group(process, signal.SIGKILL)
+                    process.wait()
+        except BaseException:  # Ctrl-C or an error in the caller: leave nothing running
+            _signal_group(process, signal.SIGKILL)
+            process.wait()
+            raise
+        finally:
+            reader.join(timeout=5)
+            process.stdout.close()
+        # The group may outlive pytest (a receiver it started): end it too.
+        _signal_group(process, signal.SIGKILL)
+        wall = time.monotonic() - started
+        return Run(None if timed_out else process.returncode, wall, "".join(lines),
+                   read_results(results), timed_out)
+
+
+def _collect(stream, lines, echo):
+    for line in stream:
+        lines.append(line)
+        if echo:
+            print(line, end="", flush=True)
+
+
+def _signal_group(process, signum):
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signum)
+
+
+def read_results(path):
+    """The plugin's JSON lines folded into one ``TestResult`` per node id, in order."""
+    tests = {}
+    path = pathlib.Path(path)
+    if not path.exists():
+        return []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        test = tests.setdefault(record["nodeid"], TestResult(record["nodeid"]))
+        if record["when"] == "call":
+            test.duration = record["duration"]
+        if record["outcome"] == "failed":
+            failed_call = record["when"] == "call" or test.outcome == "failed"
+            test.outcome = "failed" if failed_call else "error"
+            test.longrepr = test.longrepr or record["longrepr"]
+            test.sections += [tuple(section) for section in record["sections"]]
+            test.failures += record["failures"]
+        elif record["outcome"] == "skipped" and test.outcome == "passed":
+            test.outcome = "skipped"
+    return list(tests.values())
