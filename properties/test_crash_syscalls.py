@@ -160,7 +160,10 @@ def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_ex
 @pytest.mark.parametrize("fault", crash.FAULTS)
 def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and_a_new_session_finishes(
         dry_run, fault, capsys):
-    points = [crash.Point(p.kind, p.index, fault) for p in sample(dry_run, crash.STORE_KINDS)]
+    # SQLite ignores a failed sync of the store's FOLDER (made once, after it
+    # creates the first journal) by design; faults go to the store's files.
+    points = [crash.Point(p.kind, p.index, fault) for p in sample(dry_run, crash.STORE_KINDS)
+              if os.path.basename(dry_run.call(p).path or "").startswith("store.db")]
     if not EXHAUSTIVE:
         points = points[:1]  # dev: one fault of each errno
     problems = sweep(dry_run, points)

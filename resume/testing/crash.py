@@ -47,6 +47,8 @@ INSTALL = "apt-get install -y strace"  # Debian's package
 
 _CALL = re.compile(r"^(?:\[pid\s+\d+\]\s+|\d+\s+)?(\w+)\((.*)")  # "PID " before each line with -f -o
 _LINE = re.compile(rb"(EVENT|ACK|RESUME) (-?[0-9]+)")
+_OPENED = re.compile(r'^\w+, "([^"]*)".*= (\d+)$')  # openat(AT_FDCWD, "PATH", ...) = FD
+_FD = re.compile(r"^(\d+),?")
 
 
 @functools.cache
@@ -97,6 +99,7 @@ class Call:
     name: str
     text: str  # the rest of strace's line: arguments and result
     phase: str  # "open_store", "event 1's commit", "ACK 1", "after ACK 0 left", ...
+    path: str | None = None  # the file its descriptor was opened on (None: the socket)
 
 
 @dataclasses.dataclass
@@ -121,32 +124,46 @@ class Run:
                 found.append(Point(call.name, seen[call.name], fault))
         return found
 
-    def phase(self, point):
-        """The phase in which the run reached ``point`` (None if it never did)."""
+    def call(self, point):
+        """The Call at which the run reached ``point`` (None if it never did)."""
         index = 0
         for call in self.calls:
             if call.name == point.kind:
                 index += 1
                 if index == point.index:
-                    return call.phase
+                    return call
         return None
+
+    def phase(self, point):
+        """The phase in which the run reached ``point`` (None if it never did)."""
+        call = self.call(point)
+        return call.phase if call else None
 
     def describe(self, point):
         """``"killed at fdatasync #2, during event 1's commit"``, from this run's own trace."""
         verb = "killed at" if point.fault == "KILL" else f"{point.fault} at"
-        phase = self.phase(point)
-        return f"{verb} {point}, " + (f"during {phase}" if phase else "a point the run never reached")
+        call = self.call(point)
+        if call is None:
+            return f"{verb} {point}, a point the run never reached"
+        on = f" on {os.path.basename(call.path)}" if call.path else ""
+        return f"{verb} {point}{on}, during {call.phase}"
 
 
 def timeline(text):
     """The traced calls of ``text`` (strace's output), each with its phase."""
     calls = []
     phase = "open_store"
+    paths = {}  # descriptor -> the path it was last opened on
     for line in text.splitlines():
         match = _CALL.match(line)
         if match is None:
             continue
         name, rest = match[1], match[2]
+        if name == "openat":
+            opened = _OPENED.match(rest)
+            if opened:
+                paths[int(opened[2])] = opened[1]
+            continue
         message = _LINE.search(rest.encode("ascii", "replace").replace(b"\\n", b"\n"))
         if name == "sendto":
             what = f"{message[1].decode()} {message[2].decode()}" if message else "a send"
@@ -161,7 +178,8 @@ def timeline(text):
             if message and message[1] == b"EVENT":
                 phase = f"event {message[2].decode()}'s commit"
             continue
-        calls.append(Call(name, rest, phase))
+        fd = _FD.match(rest)
+        calls.append(Call(name, rest, phase, paths.get(int(fd[1])) if fd else None))
     return calls
 
 
@@ -169,7 +187,8 @@ async def run(impl_path, port, db_path, point=None, *, timeout=10.0):
     """Run one receiver against ``port`` under strace, injecting ``point`` if given."""
     with tempfile.TemporaryDirectory(prefix="resume-strace-") as folder:
         trace = os.path.join(folder, "trace")
-        argv = ["strace", "-f", "-qq", "-s", "32", "-o", trace, "-e", "trace=" + ",".join(KINDS)]
+        # openat too, to tell the store, its journal and its folder apart.
+        argv = ["strace", "-f", "-qq", "-s", "256", "-o", trace, "-e", "trace=openat," + ",".join(KINDS)]
         if point is not None:
             argv += ["-e", point.option()]
         argv += ["--", *receiver.command(impl_path, port, db_path, timeout=timeout)]
