@@ -35,8 +35,8 @@ from resume.testing.machine import AsyncRuleBasedStateMachine
 
 _DEEP = settings.default.max_examples >= 100  # ci and fuzz
 CRASH_BUDGET = 1 if not _DEEP else max(3, settings.default.stateful_step_count // 10)
-EXAMPLES = 2 if not _DEEP else min(100, settings.default.max_examples // 5)
-MAX_INDEX = 24  # more than a commit's store calls; past the session's end, no kill
+EXAMPLES = 1 if not _DEEP else min(100, settings.default.max_examples // 5)
+MAX_INDEX = 12  # small: most runs make few calls of a kind; past the session's end, no kill
 
 
 class CrashPoints(AsyncRuleBasedStateMachine):
