@@ -35,7 +35,8 @@ from resume.testing import crash, loader, receiver
 
 LOG = [(0, 5), (1, 7), (2, -3)]
 DUPLICATE = b"EVENT 1 7\n"  # sent again after the log: the receiver must ACK it and change nothing
-EXHAUSTIVE = settings.default.max_examples >= 100  # ci (100) and fuzz (2000); dev has 25
+# ci (100 examples) and fuzz (2000; the fuzz job caps its rounds lower): every point; dev (25): a sample.
+EXHAUSTIVE = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 
 
 def need_strace():
@@ -99,7 +100,7 @@ def last_line(text):
     return (text.strip().splitlines() or [""])[-1]
 
 
-def explore(run, point, expect_kill=True):
+def explore(run, point):
     """Kill (or fault) the session at ``point``, check, resume, check again; return the problems."""
     impl_path = loader.chosen_path()
     log = dict(LOG)
