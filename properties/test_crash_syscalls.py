@@ -79,6 +79,9 @@ def dry_run():
         run, publisher, _, _ = asyncio.run(session(loader.chosen_path(), os.path.join(folder, "store.db")))
     assert run.returncode == 0, run.err
     assert publisher.acks == [0, 1, 2, 1], publisher.sessions
+    # A sweep over nothing would pass: every kind must show up in the trace.
+    missing = [kind for kind in crash.KINDS if not run.count(kind)]
+    assert not missing, f"no {missing} calls read from strace's trace: {run.calls[:5]}"
     return run
 
 

@@ -98,7 +98,7 @@ class Call:
 
     name: str
     text: str  # the rest of strace's line: arguments and result
-    phase: str  # "open_store", "event 1's commit", "ACK 1", "after ACK 0 left", ...
+    phase: str  # "open_store", "event 1's commit", "sending ACK 1", "reading the next line, after ACK 0 left", ...
     path: str | None = None  # the file its descriptor was opened on (None: the socket)
 
 
@@ -140,7 +140,7 @@ class Run:
         return call.phase if call else None
 
     def describe(self, point):
-        """``"killed at fdatasync #2, during event 1's commit"``, from this run's own trace."""
+        """``"killed at fdatasync #2 on store.db, during event 1's commit"``, from this run's own trace."""
         verb = "killed at" if point.fault == "KILL" else f"{point.fault} at"
         call = self.call(point)
         if call is None:
