@@ -39,15 +39,6 @@ DUPLICATE = b"EVENT 1 7\n"  # sent again after the log: the receiver must ACK it
 EXHAUSTIVE = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 
 
-def need_strace():
-    problem = crash.strace_problem()
-    if problem is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI needs strace for the crash tests: {problem}")
-    pytest.skip(f"{problem}; install it with: {crash.INSTALL}")
-
-
 async def session(impl_path, db, point=None, *, then_resume=False):
     """The short session under strace with ``point`` injected, then (if asked) a clean
     receiver process resuming from the same store with the same publisher (whose
@@ -74,7 +65,7 @@ async def session(impl_path, db, point=None, *, then_resume=False):
 @pytest.fixture(scope="module")
 def dry_run():
     """The session with nothing injected: its trace names every crash point."""
-    need_strace()
+    crash.require_strace()
     with crash.disk_folder() as folder:
         run, publisher, _, _ = asyncio.run(session(loader.chosen_path(), os.path.join(folder, "store.db")))
     assert run.returncode == 0, run.err

@@ -92,11 +92,7 @@ class CrashPoints(AsyncRuleBasedStateMachine):
 
 @pytest.fixture(autouse=True)
 def _strace():
-    problem = crash.strace_problem()
-    if problem is not None:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs strace for the crash tests: {problem}")
-        pytest.skip(f"{problem}; install it with: {crash.INSTALL}")
+    crash.require_strace()
 
 
 TestCrashPoints = CrashPoints.TestCase

@@ -68,6 +68,18 @@ def strace_problem():
     return None
 
 
+def require_strace():
+    """In a test: skip it without a working strace, naming the install command; fail it with ``CI`` set."""
+    import pytest  # only the tests call this; the rest of the module needs no pytest
+
+    problem = strace_problem()
+    if problem is None:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI needs strace for the crash tests: {problem}")
+    pytest.skip(f"{problem}; install it with: {INSTALL}")
+
+
 @contextlib.contextmanager
 def disk_folder():
     """A fresh temporary folder on the real disk (the default temp dir, never /dev/shm)."""
