@@ -19,7 +19,8 @@ whose commit failed, must leave the store consistent, and a later clean
 session must finish exactly once.
 
 Every point under ``ci`` and ``fuzz``; under ``dev`` a sample: the middle
-store call of open_store and of the first event's commit (a few seconds).
+store call of open_store, and the point of the first event's commit where
+the store file is half written (a few seconds).
 Without a working strace the tests skip, naming the install command; with
 ``CI`` set a missing strace is an error.
 """
@@ -77,16 +78,23 @@ def dry_run():
 
 
 def sample(run, kinds):
-    """Every point of ``kinds`` under ci/fuzz; under dev the middle store call of open_store and of the first commit."""
+    """Every point of ``kinds`` under ci/fuzz; under dev two store calls (see below)."""
     points = run.points(kinds)
     if EXHAUSTIVE:
         return points
-    chosen = []
-    for phase in ["open_store", "event 0's commit"]:
-        calls = [p for p in points if p.kind in crash.STORE_KINDS and run.phase(p) == phase]
-        if calls:
-            chosen.append(calls[len(calls) // 2])
-    return chosen  # kills at sendto and recvfrom: the state machine's draws, and ci/fuzz
+    store_calls = [p for p in points if p.kind in crash.STORE_KINDS]
+    # The middle call of open_store (between two statements, if it commits
+    # several), and the point of event 0's commit where the store file itself
+    # is half written (its last pwrite64: the pages before it are on the
+    # file, so only the journal can undo them), else that commit's middle
+    # call. Kills at sendto and recvfrom: the state machine's draws, and ci/fuzz.
+    opening = [p for p in store_calls if run.phase(p) == "open_store"]
+    commit = [p for p in store_calls if run.phase(p) == "event 0's commit"]
+    in_place = [p for p in commit
+                if p.kind == "pwrite64" and os.path.basename(run.call(p).path or "") == "store.db"]
+    chosen = opening[len(opening) // 2:][:1]
+    chosen += in_place[-1:] or commit[len(commit) // 2:][:1]
+    return chosen
 
 
 def last_line(text):

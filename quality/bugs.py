@@ -477,6 +477,19 @@ CRASH_BUGS = [
                 for statement in _SCHEMA:
                     con.execute(statement)
             con.execute("BEGIN IMMEDIATE")''')),
+    _bug("stale-journal-removed", 2,
+         "deletes a journal file left beside the store, as a stale leftover, before opening it",
+         (r'''import math
+''', r'''import math
+import os
+'''),
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+''', r'''    if os.path.exists(f"{path}-journal"):  # left over by a crash: start clean
+        os.remove(f"{path}-journal")
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+''')),
 ]
 BUGS += CRASH_BUGS
 # The test files that crash a receiver inside a commit: the suite without them misses CRASH_BUGS.

@@ -20,7 +20,8 @@ returns its trace; ``timeline()`` reads a trace into the session's phases, so
 that a point can be named as it is seen: "killed at fdatasync #2, during
 event 1's commit". ``consistency()`` says what is wrong with a store, as the
 next process would find it (a plain read-write connection rolls back a hot
-journal first), against the log that was published and the ACKs the
+journal first; it reads a copy, so that the next receiver finds the store
+as the crash left it), against the log that was published and the ACKs the
 publisher received.
 
 Stores for these runs must be on a real disk folder (not /dev/shm), so that
@@ -222,11 +223,22 @@ async def run(impl_path, port, db_path, point=None, *, timeout=10.0):
 def read_store(path):
     """``(last, total, {seq: delta})`` as the next opener finds the store: (-1, 0, {}) if not set up yet.
 
-    A read-write connection of the test's own: like any next process, it
-    rolls back a hot journal left by a crash before it reads.
+    It reads a COPY of the store and its journal, so the store itself is left
+    exactly as the crash left it, for the next receiver to recover (or not).
+    The copy is read by a read-write connection of the test's own, which, as
+    SQLite does for any next opener, first rolls back a hot journal.
     """
     if not os.path.exists(path):
         return -1, 0, {}
+    with tempfile.TemporaryDirectory(prefix="resume-store-copy-") as folder:
+        copy = os.path.join(folder, "store.db")
+        for suffix in ("", "-journal", "-wal"):
+            if os.path.exists(f"{path}{suffix}"):
+                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
+        return _read(copy)
+
+
+def _read(path):
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
         tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone() \
