@@ -36,7 +36,7 @@ from resume.testing.machine import AsyncRuleBasedStateMachine
 _DEEP = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 CRASH_BUDGET = 1 if not _DEEP else max(3, settings.default.stateful_step_count // 10)
 EXAMPLES = 3 if not _DEEP else min(100, settings.default.max_examples // 5)
-MAX_INDEX = 12  # small: most runs make few calls of a kind; past the session's end, no kill
+MAX_INDEX = 40  # two or three commits' store calls; past the session's end, no kill
 
 
 class CrashPoints(AsyncRuleBasedStateMachine):
@@ -59,7 +59,9 @@ class CrashPoints(AsyncRuleBasedStateMachine):
         self.publisher.publish(*deltas)
 
     @precondition(lambda self: self.crashes < CRASH_BUDGET and self.publisher.acked < self.final_seq())
-    @rule(kind=st.sampled_from(crash.KINDS), index=st.integers(1, MAX_INDEX))
+    # Half the draws among the first few calls (open_store, the first commit),
+    # half anywhere up to MAX_INDEX.
+    @rule(kind=st.sampled_from(crash.KINDS), index=st.integers(1, 8) | st.integers(1, MAX_INDEX))
     async def crash_then_resume(self, kind, index):
         self.crashes += 1
         point = crash.Point(kind, index)
