@@ -416,3 +416,81 @@ PROTOCOL_BUGS = [
     "resume-minus-one",
     "delete-store",
 ]
+
+# ------------------------------------------------------------ crash-only bugs (issue 10)
+# Each passes every call of the contract when no process dies: every function
+# returns with a consistent store and a fault at the fault point still rolls
+# everything back. Only a process killed INSIDE a commit shows them, so only
+# the crash tests catch them (properties/test_crash_*.py, stateful/test_crash_points.py);
+# the meta-test also checks that the suite without those files misses them.
+CRASH_BUGS = [
+    _bug("cursor-second-transaction", 3,
+         "commits the ledger row and the total, then moves the cursor in a second transaction",
+         (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True''', r'''        con.execute("COMMIT")  # the business change is safe; the cursor follows
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True''')),
+    _bug("journal-memory", 2,
+         "sets PRAGMA journal_mode=MEMORY for speed: a crash mid-commit leaves no journal to roll back",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+''', r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=MEMORY")  # fewer syncs
+''')),
+    _bug("journal-off", 2,
+         "sets PRAGMA journal_mode=OFF for speed: no rollback journal at all",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+''', r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode=OFF")  # fewer writes
+''')),
+    _bug("ledger-after-commit", 3,
+         "commits the total and the cursor, then writes the ledger row (an audit log) in a second transaction",
+         (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+            fault()
+        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")''', r'''        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+            fault()
+        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        con.execute("BEGIN IMMEDIATE")  # the audit row, once the business change is safe
+        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+        con.execute("COMMIT")''')),
+    _bug("init-once-autocommit", 2,
+         "initialises a store only when it has no checkpoint table, one autocommit statement at a time",
+         (r'''        con.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:
+                con.execute(statement)''', r'''        con.execute("BEGIN IMMEDIATE")
+        try:
+            known = con.execute("SELECT 1 FROM sqlite_master WHERE name = 'checkpoint'").fetchone()
+            con.execute("COMMIT")
+            if known is None:  # a new store: set it up (each statement commits at once)
+                for statement in _SCHEMA:
+                    con.execute(statement)
+            con.execute("BEGIN IMMEDIATE")''')),
+    _bug("stale-journal-removed", 2,
+         "deletes a journal file left beside the store, as a stale leftover, before opening it",
+         (r'''import math
+''', r'''import math
+import os
+'''),
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+''', r'''    if os.path.exists(f"{path}-journal"):  # left over by a crash: start clean
+        os.remove(f"{path}-journal")
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+''')),
+]
+BUGS += CRASH_BUGS
+# The test files that crash a receiver inside a commit: the suite without them misses CRASH_BUGS.
+CRASH_TESTS = ("test_crash_syscalls.py", "test_crash_statements.py", "test_crash_points.py")

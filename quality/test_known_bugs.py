@@ -73,3 +73,13 @@ def test_the_state_machines_alone_catch_the_protocol_bugs_in_a_few_steps(capsys)
     long = {r.bug.id: r.outcome.size for r in results
             if r.outcome.unit != "steps" or r.outcome.size > MAX_STEPS}
     assert not long, f"not a state machine example of at most {MAX_STEPS} steps: {long}"
+
+
+def test_the_crash_only_bugs_escape_the_suite_without_its_crash_tests(capsys):
+    """What the crash tests are worth: without them the suite passes each crash-only bug."""
+    paths = [path for path in check.suite_paths() if path.name not in known.CRASH_TESTS]
+    results = meta.run_all(known.CRASH_BUGS, reference=False, paths=paths)
+    with capsys.disabled():
+        print("\nwithout the crash tests:\n" + report.table(results))
+    caught = {r.bug.id: r.outcome.status for r in results if r.outcome.status != "passed"}
+    assert not caught, f"not crash-only after all (or the run broke): {caught}"

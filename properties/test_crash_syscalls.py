@@ -1,0 +1,174 @@
+"""Crash anywhere: a receiver killed at every system call of a short session, and sick disks.
+
+The session: a fresh store on a real disk folder, the real publisher sending
+events 0, 1 and 2, then event 1 again (a duplicate, after the log). A dry run
+under strace counts its crash points (resume/testing/crash.py): every
+``pwrite64`` and ``fdatasync`` on the store, every ``sendto`` (RESUME, ACKs)
+and ``recvfrom`` (a kill there is a kill just after the previous ACK left).
+Then, for each point, a new receiver is killed with SIGKILL on entering that
+call; the store must be fully old or fully new (``total == SUM(ledger)``, the
+ledger exactly ``0..last``, nothing published otherwise, every ACK the
+publisher got is committed); then a new process resumes to the end of the log,
+recognising the resent duplicate, and the store must hold each event exactly
+once.
+
+I/O faults: the same session with ``EIO`` or ``ENOSPC`` injected at one
+``pwrite64`` or ``fdatasync``: the receiver must fail with SQLite's error
+(its process exits non-zero, no traceback swallowed), must not ACK the event
+whose commit failed, must leave the store consistent, and a later clean
+session must finish exactly once.
+
+Every point under ``ci`` and ``fuzz``; under ``dev`` a sample: the middle
+store call of open_store, and the point of the first event's commit where
+the store file is half written (a few seconds).
+Without a working strace the tests skip, naming the install command; with
+``CI`` set a missing strace is an error.
+"""
+
+import asyncio
+import os
+
+import pytest
+from hypothesis import settings
+
+from resume.publisher import Publisher
+from resume.testing import crash, loader, receiver
+
+LOG = [(0, 5), (1, 7), (2, -3)]
+DUPLICATE = b"EVENT 1 7\n"  # sent again after the log: the receiver must ACK it and change nothing
+# ci (100 examples) and fuzz (2000; the fuzz job caps its rounds lower): every point; dev (25): a sample.
+EXHAUSTIVE = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
+
+
+async def session(impl_path, db, point=None, *, then_resume=False):
+    """The short session under strace with ``point`` injected, then (if asked) a clean
+    receiver process resuming from the same store with the same publisher (whose
+    own ACK cursor goes on): ``(run, publisher, after_crash, resumed)``.
+
+    ``after_crash`` is what was wrong with the store right after the first
+    process ended; ``resumed`` is ``(returncode, stderr, the publisher's ACK cursor and
+    the store's cursor before it started)``.
+    """
+    async with Publisher(LOG) as publisher:
+        publisher.plan(raw=DUPLICATE)
+        run = await crash.run(impl_path, publisher.port, db, point)
+        await publisher.idle()
+        after_crash = crash.consistency(db, dict(LOG), publisher.acks)
+        resumed = None
+        if then_resume and not after_crash:
+            acked, stored = publisher.acked, crash.read_store(db)[0]
+            code, _, err = await receiver.run(impl_path, publisher.port, db)
+            await publisher.idle()
+            resumed = code, err, acked, stored
+    return run, publisher, after_crash, resumed
+
+
+@pytest.fixture(scope="module")
+def dry_run():
+    """The session with nothing injected: its trace names every crash point."""
+    crash.require_strace()
+    with crash.disk_folder() as folder:
+        run, publisher, _, _ = asyncio.run(session(loader.chosen_path(), os.path.join(folder, "store.db")))
+    assert run.returncode == 0, run.err
+    assert publisher.acks == [0, 1, 2, 1], publisher.sessions
+    # A sweep over nothing would pass: every kind must show up in the trace.
+    missing = [kind for kind in crash.KINDS if not run.count(kind)]
+    assert not missing, f"no {missing} calls read from strace's trace: {run.calls[:5]}"
+    return run
+
+
+def sample(run, kinds):
+    """Every point of ``kinds`` under ci/fuzz; under dev two store calls (see below)."""
+    points = run.points(kinds)
+    if EXHAUSTIVE:
+        return points
+    store_calls = [p for p in points if p.kind in crash.STORE_KINDS]
+    # The middle call of open_store (between two statements, if it commits
+    # several), and the point of event 0's commit where the store file itself
+    # is half written (its last pwrite64: the pages before it are on the
+    # file, so only the journal can undo them), else that commit's middle
+    # call. Kills at sendto and recvfrom: the state machine's draws, and ci/fuzz.
+    opening = [p for p in store_calls if run.phase(p) == "open_store"]
+    commit = [p for p in store_calls if run.phase(p) == "event 0's commit"]
+    in_place = [p for p in commit
+                if p.kind == "pwrite64" and os.path.basename(run.call(p).path or "") == "store.db"]
+    chosen = opening[len(opening) // 2:][:1]
+    chosen += in_place[-1:] or commit[len(commit) // 2:][:1]
+    return chosen
+
+
+def last_line(text):
+    """The last line of a receiver's stderr: the exception that ended it, if any."""
+    return (text.strip().splitlines() or [""])[-1]
+
+
+def explore(run, point):
+    """Kill (or fault) the session at ``point``, check, resume, check again; return the problems."""
+    impl_path = loader.chosen_path()
+    log = dict(LOG)
+    where = run.describe(point)
+    with crash.disk_folder() as folder:
+        db = os.path.join(folder, "store.db")
+        hit, publisher, after_crash, resumed = asyncio.run(session(impl_path, db, point, then_resume=True))
+        if point.fault == "KILL":
+            if hit.returncode != receiver.KILLED:
+                return [f"{where}: the receiver was not killed (exit {hit.returncode}): {hit.err[-500:]}"]
+        else:
+            if hit.returncode in (0, receiver.KILLED) or not last_line(hit.err).startswith("sqlite3."):
+                return [f"{where}: the receiver did not fail with SQLite's error "
+                        f"(exit {hit.returncode}): {hit.err[-500:]}"]
+        if after_crash:
+            return [f"{where}, then: {p}" for p in after_crash]
+        code, err, acked, stored = resumed
+        if code != 0:
+            return [f"{where}, the resuming receiver failed (exit {code}): {last_line(err)}"]
+        problems = crash.consistency(db, log, publisher.acks)
+        last, _, _ = crash.read_store(db)
+        if last != LOG[-1][0]:
+            problems.append(f"the resumed store ends at {last}, not {LOG[-1][0]}")
+        again = publisher.sessions[-1]
+        if again.cursor != stored:
+            problems.append(f"the resuming receiver sent RESUME {again.cursor}, its store holds {stored}")
+        # Every event from the publisher's own cursor on, the resent one first,
+        # and the duplicate if the crashed receiver never connected to take it.
+        expected = list(range(acked + 1, LOG[-1][0] + 1)) + ([1] if again.plan.raw else [])
+        if again.acks != expected:
+            problems.append(f"the resumed session (RESUME {again.cursor}) got ACKs {again.acks}, not {expected}")
+        return [f"{where}, then resumed: {p}" for p in problems]
+
+
+def sweep(run, points):
+    problems = []
+    for point in points:
+        problems += explore(run, point)
+        if problems:
+            break  # the first point that breaks is the counterexample
+    return problems
+
+
+def summary(run, points):
+    kinds = ", ".join(f"{kind} {sum(p.kind == kind for p in points)}" for kind in crash.KINDS)
+    return f"crash points: explored {len(points)} of {len(run.points())} ({kinds})"
+
+
+def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(dry_run, capsys):
+    points = sample(dry_run, crash.KINDS)
+    problems = sweep(dry_run, points)
+    with capsys.disabled():
+        print("\n" + summary(dry_run, points))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("fault", crash.FAULTS)
+def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and_a_new_session_finishes(
+        dry_run, fault, capsys):
+    # SQLite ignores a failed sync of the store's FOLDER (made once, after it
+    # creates the first journal) by design; faults go to the store's files.
+    points = [crash.Point(p.kind, p.index, fault) for p in sample(dry_run, crash.STORE_KINDS)
+              if os.path.basename(dry_run.call(p).path or "").startswith("store.db")]
+    if not EXHAUSTIVE:
+        points = points[:1]  # dev: one fault of each errno
+    problems = sweep(dry_run, points)
+    with capsys.disabled():
+        print(f"\n{fault} injected: explored {len(points)} of {len(dry_run.points(crash.STORE_KINDS))} store calls")
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,107 @@
+"""A state machine that kills the receiver at a crash point Hypothesis draws, and resumes.
+
+Real parts: a store file on a real disk folder, the real publisher on a
+loopback port, receiver processes (``python -m resume consume``) run under
+strace (resume/testing/crash.py). Rules publish events, and crash a receiver
+at a point drawn as (syscall kind, index): SIGKILL on entering the
+``index``-th ``pwrite64``, ``fdatasync``, ``sendto`` or ``recvfrom`` of its
+session; then a new process takes over the same store, to the end of the log.
+A failure shrinks toward the first kind and the smallest index, and the note
+says where the receiver died, read from its own trace ("killed at fdatasync
+#2, during event 1's commit").
+
+After every step: the store is fully old or fully new for every event
+(``total == SUM(ledger)``, the ledger exactly ``0..last`` as published), and
+every ACK the publisher received is for a committed event. After each
+takeover: the new process exits cleanly at the end of the log, ACKing every
+event from the publisher's own cursor on, the resent one first.
+
+Each crash costs a process under strace (about a second here), so runs are
+few and short under ``dev`` (a crash budget of one per run); ``ci`` and
+``fuzz`` go further. Skipped without a working strace (an error with ``CI`` set).
+"""
+
+import os
+import tempfile
+
+import pytest
+from hypothesis import Phase, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import initialize, invariant, precondition, rule
+
+from resume.publisher import Publisher
+from resume.testing import crash, loader, receiver
+from resume.testing.machine import AsyncRuleBasedStateMachine
+
+_DEEP = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
+CRASH_BUDGET = 1 if not _DEEP else max(3, settings.default.stateful_step_count // 10)
+EXAMPLES = 3 if not _DEEP else min(100, settings.default.max_examples // 5)
+MAX_INDEX = 40  # two or three commits' store calls; past the session's end, no kill
+
+
+class CrashPoints(AsyncRuleBasedStateMachine):
+    @initialize(deltas=st.lists(st.integers(-1000, 1000), min_size=1, max_size=3))
+    async def start(self, deltas):
+        self.folder = tempfile.TemporaryDirectory(prefix="resume-crash-points-")  # the real disk
+        self.db = os.path.join(self.folder.name, "store.db")
+        self.publisher = await Publisher(list(enumerate(deltas))).start()
+        self.crashes = 0
+
+    async def aclose(self):
+        await self.publisher.close()
+        self.folder.cleanup()
+
+    def final_seq(self):
+        return self.publisher.next_seq - 1
+
+    @rule(deltas=st.lists(st.integers(-1000, 1000), min_size=1, max_size=3))
+    def publish(self, deltas):
+        self.publisher.publish(*deltas)
+
+    @precondition(lambda self: self.crashes < CRASH_BUDGET and self.publisher.acked < self.final_seq())
+    # Half the draws among the first few calls (open_store, the first commit),
+    # half anywhere up to MAX_INDEX.
+    @rule(kind=st.sampled_from(crash.KINDS), index=st.integers(1, 8) | st.integers(1, MAX_INDEX))
+    async def crash_then_resume(self, kind, index):
+        self.crashes += 1
+        point = crash.Point(kind, index)
+        impl_path = loader.chosen_path()
+        run = await crash.run(impl_path, self.publisher.port, self.db, point)
+        await self.publisher.idle()
+        killed = run.returncode == receiver.KILLED
+        note(run.describe(point) + ("" if killed else f"; not killed: exit {run.returncode}"))
+        assert killed or run.phase(point) is None, f"reached {point} but was not killed: {run.err[-500:]}"
+        assert run.returncode in (0, receiver.KILLED), run.err[-500:]
+        self.check()  # fully old or fully new, before anyone repairs anything
+
+        acked = self.publisher.acked
+        code, _, err = await receiver.run(impl_path, self.publisher.port, self.db)
+        await self.publisher.idle()
+        last_line = (err.strip().splitlines() or [""])[-1]
+        note(f"takeover: exit {code} {last_line}; publisher saw RESUME {self.publisher.resumes[-1]}, "
+             f"ACKs {self.publisher.sessions[-1].acks}")
+        assert code == 0, f"the new process failed after the crash: {last_line}"
+        assert self.publisher.sessions[-1].acks == list(range(acked + 1, self.final_seq() + 1))
+
+    def check(self):
+        problems = crash.consistency(self.db, dict(self.publisher.log), self.publisher.acks)
+        assert not problems, "; ".join(problems)
+
+    @invariant()
+    def the_store_is_consistent_and_every_ack_is_committed(self):
+        self.check()
+
+
+@pytest.fixture(autouse=True)
+def _strace():
+    crash.require_strace()
+
+
+TestCrashPoints = CrashPoints.TestCase
+TestCrashPoints.settings = settings(
+    settings.default,
+    max_examples=EXAMPLES,
+    stateful_step_count=max(4, settings.default.stateful_step_count // 3),
+    report_multiple_bugs=False,
+    phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
+)
