@@ -1,11 +1,16 @@
 """Read a store file through a connection of the test's own: read-only, closed at once.
 
+The connection waits at most ``busy.BUSY_TIMEOUT`` for a lock; a lock still
+held is reported as ``busy.LockLeft``.
+
 The schema is SPEC.md's (``checkpoint`` and ``ledger``), so reading it is
 fair; nothing here goes through the implementation.
 """
 
 import dataclasses
 import sqlite3
+
+from resume.testing import busy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,10 +29,11 @@ class Snapshot:
 
 def read(path):
     """A Snapshot of the store at ``path`` (which must exist)."""
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con = busy.connect(path, readonly=True)
     try:
-        checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall()
-        ledger = con.execute("SELECT seq, delta FROM ledger ORDER BY seq").fetchall()
+        with busy.lock_is_a_finding(path):
+            checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall()
+            ledger = con.execute("SELECT seq, delta FROM ledger ORDER BY seq").fetchall()
     finally:
         con.close()
     return Snapshot(checkpoints, ledger)

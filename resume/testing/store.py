@@ -2,7 +2,8 @@
 
 The schema is SPEC.md's, so reading ``checkpoint`` and ``ledger`` directly is
 fair; it is how the tests check what another connection sees, independent of
-the implementation's ``state()``.
+the implementation's ``state()``. Its connections wait at most
+``busy.BUSY_TIMEOUT`` for a lock; a lock still held is ``busy.LockLeft``.
 
 Each Hypothesis example needs its own store: use ``temp_store_path()`` inside
 the test body (function-scoped pytest fixtures are not reset between
@@ -13,6 +14,8 @@ import contextlib
 import os
 import sqlite3
 import tempfile
+
+from resume.testing import busy
 
 
 # Store files go to a RAM-backed folder where there is one: still real SQLite
@@ -41,7 +44,7 @@ def opened(impl, path):
 
 def read(path):
     """``((last, total), {seq: delta})`` as a second connection sees the store now."""
-    with contextlib.closing(sqlite3.connect(path)) as con:
+    with busy.lock_is_a_finding(path), contextlib.closing(busy.connect(path)) as con:
         row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
         ledger = dict(con.execute("SELECT seq, delta FROM ledger"))
     return (tuple(row) if row is not None else None), ledger
@@ -53,7 +56,7 @@ def prefill(path, last, total, ledger=None):
     Lets a test start anywhere in the seq range (near 2147483647 too) without
     applying two billion events, and make a ledger with rows missing.
     """
-    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
+    with busy.lock_is_a_finding(path), contextlib.closing(busy.connect(path, isolation_level=None)) as con:
         con.execute("BEGIN IMMEDIATE")
         con.execute("UPDATE checkpoint SET last = ?, total = ? WHERE id = 1", (last, total))
         con.executemany("INSERT INTO ledger(seq, delta) VALUES (?, ?)", sorted((ledger or {}).items()))
