@@ -36,21 +36,6 @@ class HookFailure(Exception):
     """Raised by the test's before_ack at one chosen line; must come out as this very object."""
 
 
-def _outcome_of_call(impl, con, line, via):
-    try:
-        if via == "apply_event":
-            result = impl.apply_event(con, line.seq, line.delta)
-            return {True: "applied", False: "duplicate"}.get(result, f"returned {result!r}")
-        ack = impl.consume_line(con, line.frame)
-        return "acked" if ack == b"ACK %d\n" % line.seq else f"returned {ack!r}"
-    except impl.Gap:
-        return "gap"
-    except impl.Conflict:
-        return "conflict"
-    except ValueError:
-        return "malformed"
-
-
 @given(plan=runs.plans(), via=st.sampled_from(["apply_event", "consume_line"]))
 def test_long_runs_on_one_store_follow_the_one_cursor_model(impl, plan, via):
     lines = runs.Cursor().lines(plan)
@@ -61,11 +46,10 @@ def test_long_runs_on_one_store_follow_the_one_cursor_model(impl, plan, via):
                       far_back=max((line.back for line in lines), default=0))
     with store.temp_store_path() as path, store.opened(impl, path) as con:
         for index, line in enumerate(lines):
-            expected = line.outcome
-            if via == "consume_line" and line.accepted:
-                expected = "acked"
-            model.take(line.seq, line.delta) if line.seq is not None else None
-            got = _outcome_of_call(impl, con, line, via)
+            expected = runs.expected_call(line, via)
+            if line.seq is not None:
+                model.take(line.seq, line.delta)
+            got = runs.call(impl, con, line, via)
             assert got == expected, f"line {index} ({line.frame!r}): {got}, expected {expected}"
             assert not con.in_transaction, f"a transaction left open after line {index}"
             assert impl.state(con) == (model.last, model.total), f"after line {index} ({line.frame!r})"

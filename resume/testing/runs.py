@@ -137,6 +137,32 @@ class Cursor:
         return out
 
 
+def call(impl, con, line, via):
+    """Give ``line`` to ``impl`` through ``via`` ("apply_event" or "consume_line"); the outcome's name.
+
+    apply_event: "applied" (True) or "duplicate" (False); consume_line: "acked"
+    (its exact ACK); either: "gap", "conflict", "malformed" (ValueError), or
+    "returned ..." for anything else it returned.
+    """
+    try:
+        if via == "apply_event":
+            result = impl.apply_event(con, line.seq, line.delta)
+            return {True: "applied", False: "duplicate"}.get(result, f"returned {result!r}")
+        ack = impl.consume_line(con, line.frame)
+        return "acked" if ack == b"ACK %d\n" % line.seq else f"returned {ack!r}"
+    except impl.Gap:
+        return "gap"
+    except impl.Conflict:
+        return "conflict"
+    except ValueError:
+        return "malformed"
+
+
+def expected_call(line, via):
+    """What ``call`` must return for ``line`` through ``via``."""
+    return "acked" if via == "consume_line" and line.accepted else line.outcome
+
+
 def until_first_error(lines):
     """``(accepted, failing)``: the lines before the first one refused, and that one (or None)."""
     for index, line in enumerate(lines):
