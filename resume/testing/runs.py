@@ -33,7 +33,9 @@ from resume.testing import strategies as sts
 
 SMALL_RUN = (1, 3)
 LONG_RUN = (200, 700)  # past the 128-event log of replay, and past any round window (200, 256, 500)
-BAD_FRAMES = [b"EVENT 1 2", b"EVENT 01 2\n", b"EVENT 1 2\r\n", b"EVENT x 2\n"]
+# Malformed frames, each a ValueError: cut off (it runs into the next line), a
+# leading zero, CRLF, not a number, over the 64-byte limit (the reader's too).
+BAD_FRAMES = [b"EVENT 1 2", b"EVENT 01 2\n", b"EVENT 1 2\r\n", b"EVENT x 2\n", b"EVENT 1 2" + b" " * 60 + b"\n"]
 
 
 def shrink_fast(**overrides):
