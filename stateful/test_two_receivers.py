@@ -225,8 +225,6 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         assert BUSY * 0.8 <= waited <= BUSY + SLACK, f"OperationalError after {waited:.2f} s, not about {BUSY} s"
         assert not self.cons[who].in_transaction
 
-    # Each script starts a few events before or after the cursor: one that
-    # starts after it is refused with Gap unless the other session got there first.
     @rule(first=RECEIVERS, delta=sts.deltas())
     def race_for_the_same_event(self, first, delta):
         """Another receiver asks for event last+1 while ``first`` is inside the transaction applying it.
@@ -277,7 +275,10 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
             f"a receiver that asked for event {seq} while {first} was applying it got {outcome[0]!r}, not a duplicate"
 
     # Scripts of 10-20 lines from nearby starts race line by line; 1-3 shrink well.
-    @rule(from_a=st.integers(-2, 1), n_a=AT_ONCE_LINES, from_b=st.integers(-2, 1), n_b=AT_ONCE_LINES,
+    # Each starts at or before last+1, so for a correct receiver no line is ever
+    # a gap and the run goes on from the same cursor whatever the interleaving:
+    # the rules after this one stay deterministic for Hypothesis to replay.
+    @rule(from_a=st.integers(-2, 0), n_a=AT_ONCE_LINES, from_b=st.integers(-2, 0), n_b=AT_ONCE_LINES,
           delta=sts.deltas())
     async def sessions_at_once(self, from_a, n_a, from_b, n_b, delta):
         if self.pairs_at_once >= AT_ONCE_PER_RUN:
