@@ -78,8 +78,8 @@ def _remove_store(path):
             os.remove(path + suffix)
 
 
-# Each example lives several lives and starts a process: half the profile's examples.
-@runs.shrink_fast(max_examples=max(5, settings.default.max_examples // 2))
+# Each example lives several lives and starts a process: a third of the profile's examples.
+@runs.shrink_fast(max_examples=max(5, settings.default.max_examples // 3))
 @given(lives=st.lists(_lives, min_size=2, max_size=8))
 def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
     with store.temp_store_path() as first:
