@@ -29,6 +29,7 @@ import asyncio
 import os
 
 import pytest
+import pytest_asyncio
 from hypothesis import settings
 
 from resume.publisher import Publisher
@@ -63,12 +64,12 @@ async def session(impl_path, db, point=None, *, then_resume=False):
     return run, publisher, after_crash, resumed
 
 
-@pytest.fixture(scope="module")
-def dry_run():
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def dry_run():
     """The session with nothing injected: its trace names every crash point."""
     crash.require_strace()
     with crash.disk_folder() as folder:
-        run, publisher, _, _ = asyncio.run(session(loader.chosen_path(), os.path.join(folder, "store.db")))
+        run, publisher, _, _ = await session(loader.chosen_path(), os.path.join(folder, "store.db"))
     assert run.returncode == 0, run.err
     assert publisher.acks == [0, 1, 2, 1], publisher.sessions
     # A sweep over nothing would pass: every kind must show up in the trace.
@@ -102,14 +103,14 @@ def last_line(text):
     return (text.strip().splitlines() or [""])[-1]
 
 
-def explore(run, point):
+async def explore(run, point):
     """Kill (or fault) the session at ``point``, check, resume, check again; return the problems."""
     impl_path = loader.chosen_path()
     log = dict(LOG)
     where = run.describe(point)
     with crash.disk_folder() as folder:
         db = os.path.join(folder, "store.db")
-        hit, publisher, after_crash, resumed = asyncio.run(session(impl_path, db, point, then_resume=True))
+        hit, publisher, after_crash, resumed = await session(impl_path, db, point, then_resume=True)
         if point.fault == "KILL":
             if hit.returncode != receiver.KILLED:
                 return [f"{where}: the receiver was not killed (exit {hit.returncode}): {hit.err[-500:]}"]
@@ -137,10 +138,10 @@ def explore(run, point):
         return [f"{where}, then resumed: {p}" for p in problems]
 
 
-def sweep(run, points):
+async def sweep(run, points):
     problems = []
     for point in points:
-        problems += explore(run, point)
+        problems += await explore(run, point)
         if problems:
             break  # the first point that breaks is the counterexample
     return problems
@@ -151,16 +152,18 @@ def summary(run, points):
     return f"crash points: explored {len(points)} of {len(run.points())} ({kinds})"
 
 
-def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(dry_run, capsys):
+@pytest.mark.asyncio(loop_scope="module")
+async def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(dry_run, capsys):
     points = sample(dry_run, crash.KINDS)
-    problems = sweep(dry_run, points)
+    problems = await sweep(dry_run, points)
     with capsys.disabled():
         print("\n" + summary(dry_run, points))
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("fault", crash.FAULTS)
-def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and_a_new_session_finishes(
+async def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and_a_new_session_finishes(
         dry_run, fault, capsys):
     # SQLite ignores a failed sync of the store's FOLDER (made once, after it
     # creates the first journal) by design; faults go to the store's files.
@@ -168,7 +171,7 @@ def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and
               if os.path.basename(dry_run.call(p).path or "").startswith("store.db")]
     if not EXHAUSTIVE:
         points = points[:1]  # dev: one fault of each errno
-    problems = sweep(dry_run, points)
+    problems = await sweep(dry_run, points)
     with capsys.disabled():
         print(f"\n{fault} injected: explored {len(points)} of {len(dry_run.points(crash.STORE_KINDS))} store calls")
     assert not problems, "\n".join(problems)

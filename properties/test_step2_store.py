@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from resume.testing import busy
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
 
@@ -30,7 +31,7 @@ def test_a_fresh_store_is_at_minus_one_with_total_zero(impl, tmp_path):
     with opened(impl, path) as con:
         assert impl.state(con) == (-1, 0)
     assert read(path) == ((-1, 0), {})
-    with contextlib.closing(sqlite3.connect(path)) as own:
+    with contextlib.closing(busy.connect(path)) as own:
         assert own.execute("SELECT id, last, total FROM checkpoint").fetchall() == [(1, -1, 0)]
 
 
@@ -68,7 +69,7 @@ def test_the_tables_have_specs_columns_keys_and_constraints(impl, tmp_path):
     path = str(tmp_path / "store.db")
     with opened(impl, path):
         pass
-    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as own:
+    with contextlib.closing(busy.connect(path, isolation_level=None)) as own:
         # notnull is not compared for the INTEGER PRIMARY KEY columns: a rowid
         # alias can never hold NULL, with or without a NOT NULL clause.
         checkpoint = table_columns(own, "checkpoint")
@@ -181,7 +182,7 @@ def test_a_file_that_is_not_a_database_raises_and_closes_the_connection(impl, tm
 @pytest.mark.parametrize("schema", sorted(CONFLICTING_SCHEMAS))
 def test_a_conflicting_checkpoint_table_raises_and_closes_the_connection(impl, tmp_path, connect_spy, schema):
     path = str(tmp_path / "store.db")
-    with contextlib.closing(sqlite3.connect(path)) as own:
+    with contextlib.closing(busy.connect(path)) as own:
         own.execute(CONFLICTING_SCHEMAS[schema])
         own.commit()
     check_failed_open_leaves_nothing_open(impl, path, connect_spy)

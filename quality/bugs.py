@@ -400,6 +400,143 @@ import os
     _bug("stale-resume", 7,
          "sends the cursor minus one (an off-by-one in RESUME)",
          (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME %d\n" % (last - 1 if last >= 0 else last))''')),
+
+    # ------------------------------------------------------------ depth (issue 14)
+    # Bugs that show only where the other examples never go: past the N-th
+    # event, with a second receiver on the store, on a store another writer
+    # made, in a process that lives several lives, at the instant of an
+    # error. Caught by properties/test_depth_*.py and stateful/test_two_receivers.py.
+    _bug("ledger-pruned", 3,
+         "prunes ledger rows 200 behind the cursor to keep the store small: an old resend is then Conflict",
+         (r"""        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")""", r"""        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        # Keep the store small: the publisher never resends that far back.
+        con.execute("DELETE FROM ledger WHERE seq < ?", (seq - 200,))
+        con.execute("COMMIT")""")),
+    _bug("session-line-cap", 6,
+         "caps a session at 256 lines (against a runaway publisher): the rest is silently left unread",
+         (r"""        while True:
+            async with asyncio.timeout(timeout):
+                line = await reader.readline()""", r"""        for _ in range(256):  # a runaway publisher cannot keep us forever
+            async with asyncio.timeout(timeout):
+                line = await reader.readline()""")),
+    _bug("cursor-cached-per-connection", 3,
+         "caches each connection's cursor to save a SELECT: stale once another connection writes the store",
+         (r"""    con.execute("BEGIN IMMEDIATE")
+    try:
+        last, _ = state(con)
+        if seq > last + 1:""", r"""    con.execute("BEGIN IMMEDIATE")
+    try:
+        cached = _cursors.get(id(con))
+        last = cached[1] if cached is not None and cached[0] is con else state(con)[0]
+        if seq > last + 1:"""),
+         (r"""        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True""", r"""        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        _cursors[id(con)] = (con, seq)
+        return True"""),
+         (r"""def apply_event(con, seq, delta, fault=None):""", r"""_cursors = {}  # id(con) -> (con, last): only this connection moves its cursor
+
+
+def apply_event(con, seq, delta, fault=None):""")),
+    _bug("cursor-read-before-begin", 3,
+         "reads `last` before BEGIN IMMEDIATE (a read needs no lock): two receivers at once both apply last+1",
+         (r"""    con.execute("BEGIN IMMEDIATE")
+    try:
+        last, _ = state(con)
+        if seq > last + 1:""", r"""    last, _ = state(con)  # a read needs no write lock
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        if seq > last + 1:""")),
+    _bug("reinit-lost-ledger", 2,
+         "re-initialises a store whose ledger is empty while its cursor is not -1 (taken for a broken store)",
+         (r"""            con.execute("SELECT seq, delta FROM ledger LIMIT 0").fetchall()
+            con.execute("COMMIT")""", r"""            con.execute("SELECT seq, delta FROM ledger LIMIT 0").fetchall()
+            # A cursor with no ledger behind it is a broken store: start it over.
+            if con.execute("SELECT COUNT(*) FROM ledger").fetchone()[0] == 0:
+                con.execute("UPDATE checkpoint SET last = -1, total = 0 WHERE id = 1")
+            con.execute("COMMIT")""")),
+    _bug("journal-removed", 2,
+         "deletes a leftover -journal file before opening (taken for a stale lock): a hot journal is lost",
+         (r"""    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)""",
+          r"""    import os
+    if os.path.exists(f"{path}-journal"):  # a stale journal from a crashed run
+        os.remove(f"{path}-journal")
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)""")),
+    _bug("schema-memo-per-path", 2,
+         "remembers which paths it initialised and skips the schema there: a store re-created at that path has no tables",
+         (r"""    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:""", r"""    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    if path in _initialised:
+        return con  # its tables exist: this process made them
+    try:"""),
+         (r"""    except BaseException:
+        con.close()
+        raise
+    return con""", r"""    except BaseException:
+        con.close()
+        raise
+    _initialised.add(path)
+    return con"""),
+         (r"""def open_store(path):""", r"""_initialised = set()  # paths whose tables this process has made
+
+
+def open_store(path):""")),
+    _bug("replay-memo-per-list", 4,
+         "memoises replay per (list, last, limit): a log that grew since gets the old answer",
+         (r"""    if not isinstance(events, list):
+        raise ValueError(f"events must be a list, not {type(events).__name__}")""",
+          r"""    memo = _replayed.get((id(events), last, limit))
+    if memo is not None and memo[0] is events:
+        return list(memo[1])  # the publisher asks for the same window again and again
+    if not isinstance(events, list):
+        raise ValueError(f"events must be a list, not {type(events).__name__}")"""),
+         (r"""    start = last - first + 1
+    return list(events[start:start + limit])""", r"""    start = last - first + 1
+    _replayed[(id(events), last, limit)] = (events, events[start:start + limit])
+    return list(events[start:start + limit])"""),
+         (r"""def replay(events, last, limit):""", r"""_replayed = {}  # (id(list), last, limit) -> (list, answer)
+
+
+def replay(events, last, limit):""")),
+    _bug("errors-deferred-to-eof", 6,
+         "skips a gap or conflict, finishes the session and raises the first such error at EOF",
+         (r"""            if not line:
+                break
+            ack = consume_line(con, line)""", r"""            if not line:
+                if skipped is not None:
+                    raise skipped  # report the bad event once the session is done
+                break
+            try:
+                ack = consume_line(con, line)
+            except (Gap, Conflict) as error:
+                skipped = skipped or error
+                continue"""),
+         (r"""    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK
+    try:""", r"""    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK
+    skipped = None
+    try:""")),
+    _bug("hook-error-after-ack", 6,
+         "ACKs first when before_ack fails (so the publisher is not stuck), then raises its error",
+         (r"""                result = before_ack(seq)
+                if inspect.isawaitable(result):
+                    await result
+            writer.write(ack)
+            async with asyncio.timeout(timeout):
+                await writer.drain()""", r"""                try:
+                    result = before_ack(seq)
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception as error:
+                    hook_error = error
+                else:
+                    hook_error = None
+            writer.write(ack)
+            async with asyncio.timeout(timeout):
+                await writer.drain()
+            if before_ack is not None and hook_error is not None:
+                raise hook_error""")),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the

@@ -115,7 +115,7 @@ def _listen_error(port, error):
 
 
 def _consume(args):
-    from resume.testing import snapshot
+    from resume.testing import store
 
     impl_path = loader.resolve(args.impl)
     impl = loader.load(impl_path)
@@ -160,7 +160,7 @@ def _consume(args):
                            f"run `resume check {impl_path}` to find out why") from None
         done = True
     finally:
-        if created and not done and db.exists() and _unused(db, snapshot):
+        if created and not done and db.exists() and _unused(db, store):
             # A store this command created and did not use is not left behind.
             for suffix in ("", "-journal", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
@@ -169,15 +169,15 @@ def _consume(args):
     return 0
 
 
-def _unused(db, snapshot):
+def _unused(db, store):
     """True if the store at ``db`` is empty or holds nothing applied (cursor -1, no ledger row)."""
     if db.stat().st_size == 0:
         return True
     try:
-        found = snapshot.read(str(db))
-        return not found.ledger and found.last == -1
-    except (sqlite3.Error, IndexError):  # IndexError: no checkpoint row
+        found = store.read(str(db))
+    except (sqlite3.Error, store.busy.LockLeft):
         return False
+    return found.state is not None and found.last == -1 and not found.ledger
 
 
 # ------------------------------------------------------------------- demo

@@ -10,7 +10,7 @@ Each sentence the demo prints about what happened is checked against what
 the publisher recorded and what the store holds, and marked ``ok`` or
 ``FAIL``; the exit code is 0 only if every one held (1: the recovery failed).
 The store is read through the harness's read-only reader
-(``resume.testing.snapshot``), never through the implementation.
+(``resume.testing.store``), never through the implementation.
 """
 
 import os
@@ -18,7 +18,7 @@ import sqlite3
 import tempfile
 
 from resume.publisher import Plan, Publisher, Session
-from resume.testing import receiver, snapshot
+from resume.testing import receiver, store
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
 CRASH_AT = 1
@@ -67,12 +67,12 @@ async def run(impl_path, keep=False):
 def _read(db):
     """The store as a Snapshot; an empty one if there is no readable store (a receiver failed)."""
     try:
-        found = snapshot.read(db)
-        if found.checkpoints:
+        found = store.read(db)
+        if found.state is not None:
             return found
-    except sqlite3.Error:
+    except (sqlite3.Error, store.busy.LockLeft):
         pass
-    return snapshot.Snapshot([(1, None, None)], [])
+    return store.Snapshot((None, None), {})
 
 
 def _last_session(publisher, count):
@@ -117,7 +117,7 @@ async def _scenario(impl_path, db, keep):
         (f"receiver 1 was killed by SIGKILL (exit {code1})", code1 == receiver.KILLED),
         (f"it died after committing event {CRASH_AT}: the store's cursor was {after_crash.last}, "
          f"its ledger {after_crash.ledger}",
-         after_crash.last == CRASH_AT and after_crash.ledger == LOG[:CRASH_AT + 1]),
+         after_crash.last == CRASH_AT and list(after_crash.ledger.items()) == LOG[:CRASH_AT + 1]),
         (f"and before ACK {CRASH_AT}: the publisher read the ACKs {first.acks}",
          first.acks == list(range(CRASH_AT))),
         (f"the RESUME lines were {publisher.resumes}: -1 from the empty store, then {CRASH_AT}",
@@ -127,7 +127,7 @@ async def _scenario(impl_path, db, keep):
         (f"the duplicate was ACKed: session 2's ACKs {second.acks}",
          second.acks[:1] == [CRASH_AT]),
         (f"and not applied again: the ledger {final.ledger} holds each event once",
-         final.ledger == LOG),
+         list(final.ledger.items()) == LOG),
         (f"total {final.total} == the sum of the deltas {total}", final.total == total),
         (f"cursor {final.last} == the last seq {LOG[-1][0]}", final.last == LOG[-1][0]),
         (f"receiver 2 ended normally (exit {code2})", code2 == 0),

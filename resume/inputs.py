@@ -157,6 +157,11 @@ def _tables(path):
         finally:
             con.close()
     except sqlite3.Error as error:
+        if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+            # A hot journal: a writer died mid-commit, and only a connection that
+            # may write can roll it back. That is open_store's job (SQLite's own
+            # recovery, the lab's takeover), so the tables are not checked here.
+            return {}
         raise InputError(f"store {path} cannot be read as SQLite ({error}); give a new path") from None
 
 

@@ -1,15 +1,20 @@
 """Run ``run_client`` in a separate process, so that a test can kill it for real.
 
-The process is ``python -m resume consume ...``: it loads the implementation
-from a file path (the same one the suite checks) and, with
-``crash_before_ack=SEQ``, sends itself SIGKILL from ``before_ack`` when event
+The process is ``python -m resume.testing.receiver IMPL HOST PORT DB TIMEOUT
+[CRASH_SEQ]``: it loads the implementation from a file path (the same one the
+suite checks), runs ``run_client`` and prints ``last=L total=T``. With
+``crash_before_ack=SEQ`` it sends itself SIGKILL from ``before_ack`` when event
 SEQ is committed and not yet ACKed: the window the lab's final check targets.
-No ``finally`` runs in the killed process.
+No ``finally`` runs in the killed process. Whatever ``run_client`` raises
+ends the process with its traceback (exit 1), so the last line of stderr
+names the error as raised: the harness's receiver is not the command line,
+whose ``consume`` turns errors into advice for a person.
 """
 
 import asyncio
 import os
 import pathlib
+import signal
 import sys
 
 KILLED = -9  # returncode of a process ended by SIGKILL
@@ -19,10 +24,10 @@ _PACKAGE_PARENT = str(pathlib.Path(__file__).resolve().parents[2])
 
 def command(impl_path, port, db_path, *, timeout=5.0, crash_before_ack=None, host="127.0.0.1"):
     """The argv of a receiver process."""
-    argv = [sys.executable, "-m", "resume", "consume", host, str(port), str(db_path),
-            "--impl", str(impl_path), "--timeout", str(timeout)]
+    argv = [sys.executable, "-m", "resume.testing.receiver", str(impl_path), host, str(port), str(db_path),
+            str(timeout)]
     if crash_before_ack is not None:
-        argv += ["--crash-before-ack", str(crash_before_ack)]
+        argv.append(str(crash_before_ack))
     return argv
 
 
@@ -50,3 +55,24 @@ async def run(impl_path, port, db_path, **options):
             await process.wait()
         raise
     return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def main(argv):
+    from resume.testing import loader
+
+    impl_path, host, port, db_path, timeout, *crash = argv
+    impl = loader.load(impl_path)
+    crash_at = int(crash[0]) if crash else None
+
+    def before_ack(seq):
+        if seq == crash_at:
+            # Committed, not yet ACKed: die here, with no cleanup at all.
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    last, total = asyncio.run(impl.run_client(host, int(port), db_path, float(timeout),
+                                              before_ack if crash_at is not None else None))
+    print(f"last={last} total={total}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

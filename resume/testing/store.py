@@ -2,7 +2,8 @@
 
 The schema is SPEC.md's (``checkpoint`` and ``ledger``), so reading it
 directly is fair: it is how the tests check what another connection sees,
-independent of the implementation's ``state()``.
+independent of the implementation's ``state()``. Its connections wait at most
+``busy.BUSY_TIMEOUT`` for a lock; a lock still held is ``busy.LockLeft``.
 
 * ``read(path)``: a ``Snapshot`` through a connection of the test's own,
   opened READ-ONLY (an SQLite ``mode=ro`` URI) and closed at once. It never
@@ -21,6 +22,8 @@ import pathlib
 import sqlite3
 import tempfile
 import typing
+
+from resume.testing import busy
 
 # Store files go to a RAM-backed folder where there is one: still real SQLite
 # files with real locking, but a commit then costs no fsync, which on a busy
@@ -52,7 +55,8 @@ def _uri(path, mode):
 
 def read(path):
     """A Snapshot of the store at ``path``, read through a read-only connection (never creates it)."""
-    with contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True)) as con:
+    with busy.lock_is_a_finding(path), \
+            contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.BUSY_TIMEOUT)) as con:
         checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall()
         ledger = dict(con.execute("SELECT seq, delta FROM ledger ORDER BY seq"))
     state = tuple(checkpoints[0][1:]) if [row[0] for row in checkpoints] == [1] else None
@@ -82,7 +86,8 @@ def prefill(path, last, total, ledger=None):
     Lets a test start anywhere in the seq range (near 2147483647 too) without
     applying two billion events, and make a ledger with rows missing.
     """
-    with contextlib.closing(sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None)) as con:
+    with busy.lock_is_a_finding(path), contextlib.closing(
+            sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, timeout=busy.BUSY_TIMEOUT)) as con:
         con.execute("BEGIN IMMEDIATE")
         con.execute("UPDATE checkpoint SET last = ?, total = ? WHERE id = 1", (last, total))
         con.executemany("INSERT INTO ledger(seq, delta) VALUES (?, ?)", sorted((ledger or {}).items()))
