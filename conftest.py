@@ -16,55 +16,21 @@ reaches (state machines); never by importing ``resume.client``.
 """
 
 import os
-import pathlib
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from resume.testing import loader
+from resume.testing import database, loader
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one.
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _shared_example_database():
-    """The example database to use when ``HYPOTHESIS_DATABASE`` names a Redis server.
-
-    ``HYPOTHESIS_DATABASE=redis://HOST:PORT/N``: Hypothesis's own
-    ``RedisExampleDatabase`` multiplexed with the local directory database
-    (``.hypothesis/examples``, or under ``$HYPOTHESIS_STORAGE_DIRECTORY``): a
-    run reads both and writes both, so a counterexample found by one CI or fuzz
-    worker replays first everywhere else. With ``HYPOTHESIS_DATABASE_READONLY``
-    set (to anything but ``0``), the shared one is only read (a developer's
-    machine takes the counterexamples but does not publish its own).
-    It applies under every profile, ``ci`` included (Hypothesis's ``ci`` has no
-    database at all): CI workers are meant to share. Unset, this returns None
-    and every profile keeps its own database setting.
-    """
-    url = os.environ.get("HYPOTHESIS_DATABASE")
-    if not url:
-        return None
-    try:
-        import redis
-        from hypothesis.extra.redis import RedisExampleDatabase
-    except ImportError as error:
-        raise RuntimeError(
-            "HYPOTHESIS_DATABASE is set but the redis client is missing: "
-            "pip install -e '.[redis]'"
-        ) from error
-    from hypothesis.database import DirectoryBasedExampleDatabase, MultiplexedDatabase, ReadOnlyDatabase
-
-    # Bounded, so that a Redis server that went away fails the run instead of hanging it.
-    shared = RedisExampleDatabase(redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5))
-    if os.environ.get("HYPOTHESIS_DATABASE_READONLY", "0") != "0":
-        shared = ReadOnlyDatabase(shared)
-    # Where Hypothesis keeps its directory database when none is configured.
-    home = pathlib.Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis").resolve()
-    return MultiplexedDatabase(DirectoryBasedExampleDatabase(home / "examples"), shared)
-
-
-if (_database := _shared_example_database()) is not None:
+# HYPOTHESIS_DATABASE (Redis) and HYPOTHESIS_GITHUB_ARTIFACT (the nightly fuzz
+# job's artifact, read-only): see resume/testing/database.py. Under every
+# profile, ci included (Hypothesis's ci has none): CI workers are meant to share.
+if (_database := database.example_database(os.environ)) is not None:
     _COMMON["database"] = _database
 
 settings.register_profile("dev", max_examples=25, stateful_step_count=15, **_COMMON)
