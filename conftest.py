@@ -38,7 +38,7 @@ settings.register_profile(
     "ci", settings.get_profile("ci"), max_examples=100, stateful_step_count=30, **_COMMON
 )
 settings.register_profile(
-    "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, **_COMMON
+    "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, print_blob=True, **_COMMON
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 

@@ -456,7 +456,12 @@ _FAULT_TYPES = [
 
 def fault_errors():
     """A fresh exception object of any kind a ``fault`` may raise (SPEC decision 5: any BaseException)."""
-    return st.sampled_from(_FAULT_TYPES).map(lambda kind: kind("fault"))
+    return st.sampled_from(_FAULT_TYPES).map(_raised_by_fault)
+
+
+def _raised_by_fault(kind):
+    event(f"fault: {kind.__name__}")  # the fuzz summary's "fault" family (jobs/explored.py)
+    return kind("fault")
 
 
 # ---------------------------------------------------------------- event logs for replay
