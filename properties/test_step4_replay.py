@@ -93,3 +93,10 @@ def check_value_error(impl, label, events, last, limit):
     assert not isinstance(caught.value, impl.ResyncRequired)
     if snapshot is not None:
         assert events == snapshot and all(a is b for a, b in zip(snapshot, events))
+
+
+def test_resync_required_is_an_exception(impl):
+    """Step 4: "Declare ResyncRequired as a subclass of Exception" (so `except Exception` handles it)."""
+    assert issubclass(impl.ResyncRequired, Exception)
+    with pytest.raises(impl.ResyncRequired):
+        impl.replay([(5, 0)], 3, 1)
