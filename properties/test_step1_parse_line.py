@@ -127,3 +127,15 @@ def test_the_grammar_itself_accepts_the_extremes_and_rejects_near_misses():
                 b"EVENT 1 2 \n", b"EVENT 1_0 2\n", b"EVENT 0x10 2\n", b"EVENT 1\n", b"EVENT 1 2\n\n",
                 "EVENT \uff11 2\n".encode(), b"EVENT 1 2\x00\n", "EVENT 1 2\n"]:
         assert strict_grammar(bad) is None, bad
+
+
+@given(sts.frames_at_ends())
+def test_at_and_one_past_the_ends_of_seq_delta_and_frame_length_parse_line_is_exact(impl, case):
+    """seq 0 and 2147483647, delta -1000 and 1000, the shortest and the longest frame are parsed;
+    seq 2147483648, delta +-1001 and a frame-shaped line of 65 bytes are ValueError."""
+    _, line, expected = case
+    if expected is None:
+        with pytest.raises(ValueError):
+            impl.parse_line(line)
+    else:
+        assert impl.parse_line(line) == expected
