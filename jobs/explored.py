@@ -14,7 +14,8 @@ and in how many runs), how often each event label was drawn (malformation
 classes, fault kinds, cursor relations...), and which were NEVER reached:
 for every family of labels the test drew from (``FAMILIES``: the labels a
 strategy of resume/testing/strategies.py can draw; a state machine's rules),
-the ones with no test case at all.
+the ones with no test case at all. The ends of the contract's ranges
+(``strategies.RANGE_ENDS``) are counted over the whole run: those no test reached.
 
 Hypothesis marks the format experimental: this module is the one place to
 adapt if it changes.
@@ -45,8 +46,13 @@ def _families():
         "malformed replay input: ": sorted(strategies.LOG_MALFORMATIONS) + list(strategies.BAD_ARGUMENTS),
         "cursor ": list(strategies.RELATIONS),
         "fault: ": [kind.__name__ for kind in strategies._FAULT_TYPES],
-        "range end: ": list(getattr(strategies, "RANGE_ENDS", [])),
     }
+
+
+# The ends of the contract's ranges are spread over several tests (each draws
+# some), so they are checked over the whole run rather than test by test.
+RANGE_END = "range end: "
+RANGE_ENDS = list(getattr(strategies, "RANGE_ENDS", []))
 
 
 FAMILIES = _families()
@@ -143,6 +149,11 @@ def summary(found):
                 f"{label} {count}" for label, count in explored.events.most_common()))
         for family, labels in never_reached(explored).items():
             lines.append(f"          NEVER reached ({family}): {', '.join(labels)}")
+    seen = {label[len(RANGE_END):] for e in found.values() for label in e.events if label.startswith(RANGE_END)}
+    if seen:
+        missing = [label for label in RANGE_ENDS if label not in seen]
+        lines.append(f"[explored] range ends reached: {len(RANGE_ENDS) - len(missing)}/{len(RANGE_ENDS)}"
+                     + (f"; NEVER reached by any test: {', '.join(missing)}" if missing else ""))
     return "\n".join(lines)
 
 

@@ -30,8 +30,13 @@ def run(seeds, selected=None, on_result=None):
     found = {}
     for index, seed in enumerate(seeds):
         results = meta.run_all(selected, reference=index == 0, on_result=on_result, seed=str(seed))
-        found[str(seed)] = {r.bug.id if r.bug else None: (r.outcome.status, r.outcome.test) for r in results}
+        found.update(from_results(results, seed))
     return found
+
+
+def from_results(results, seed):
+    """The same for the results of one ``meta.run_all`` (the meta-test's own run)."""
+    return {str(seed): {r.bug.id if r.bug else None: (r.outcome.status, r.outcome.test) for r in results}}
 
 
 def load(paths):
