@@ -9,6 +9,8 @@ first read, which these tests never make. ``tests/test_shared_database.py``
 checks the Redis side against a real server.
 """
 
+import sys
+
 import pytest
 from hypothesis.database import (
     DirectoryBasedExampleDatabase,
@@ -16,7 +18,6 @@ from hypothesis.database import (
     MultiplexedDatabase,
     ReadOnlyDatabase,
 )
-from hypothesis.extra.redis import RedisExampleDatabase
 
 from resume.testing import database
 
@@ -27,6 +28,14 @@ def _parts(db):
     # MultiplexedDatabase keeps what it wraps in `_wrapped` (Hypothesis has
     # no public accessor); ReadOnlyDatabase likewise. Read only to name them.
     return list(db._wrapped)
+
+
+def _redis_database_class():
+    """Hypothesis's RedisExampleDatabase; skips the test where the redis client is not installed."""
+    pytest.importorskip("redis", reason="the redis client is not installed (extra [redis])")
+    from hypothesis.extra.redis import RedisExampleDatabase
+
+    return RedisExampleDatabase
 
 
 def _inner(db):
@@ -44,6 +53,7 @@ def test_nothing_set_keeps_each_profiles_own_database(environ):
 
 
 def test_a_redis_url_is_multiplexed_with_the_local_directory_both_read_and_written(environ, tmp_path):
+    RedisExampleDatabase = _redis_database_class()
     environ["HYPOTHESIS_DATABASE"] = UNREACHABLE
     db = database.example_database(environ)
     assert isinstance(db, MultiplexedDatabase)
@@ -58,6 +68,7 @@ def test_a_redis_url_is_multiplexed_with_the_local_directory_both_read_and_writt
 
 @pytest.mark.parametrize("flag", ["1", "yes", "true"])
 def test_read_only_redis_is_read_but_never_written(environ, tmp_path, flag):
+    RedisExampleDatabase = _redis_database_class()
     environ.update(HYPOTHESIS_DATABASE=UNREACHABLE, HYPOTHESIS_DATABASE_READONLY=flag)
     db = database.example_database(environ)
     local, shared = _parts(db)
@@ -68,6 +79,7 @@ def test_read_only_redis_is_read_but_never_written(environ, tmp_path, flag):
 
 @pytest.mark.parametrize("flag", ["0", ""])
 def test_read_only_set_to_zero_or_empty_means_written(environ, flag):
+    RedisExampleDatabase = _redis_database_class()
     environ.update(HYPOTHESIS_DATABASE=UNREACHABLE, HYPOTHESIS_DATABASE_READONLY=flag)
     _, shared = _parts(database.example_database(environ))
     assert isinstance(shared, RedisExampleDatabase)
@@ -95,6 +107,7 @@ def test_the_artifact_name_can_be_chosen(environ):
 
 
 def test_redis_and_the_artifact_together(environ):
+    RedisExampleDatabase = _redis_database_class()
     environ.update(HYPOTHESIS_DATABASE=UNREACHABLE, HYPOTHESIS_DATABASE_READONLY="1",
                    HYPOTHESIS_GITHUB_ARTIFACT="someone/resume")
     local, redis_side, artifact_side = _parts(database.example_database(environ))
@@ -115,3 +128,11 @@ def test_without_a_storage_directory_the_local_database_is_dot_hypothesis(monkey
     monkeypatch.chdir(tmp_path)
     local, _ = _parts(database.example_database({"HYPOTHESIS_GITHUB_ARTIFACT": "o/r"}))
     assert local.path == tmp_path / ".hypothesis" / "examples"
+
+
+def test_a_redis_url_without_the_redis_client_says_what_to_install(environ, monkeypatch):
+    # Hide the client, as on a machine without the [redis] extra.
+    monkeypatch.setitem(sys.modules, "redis", None)
+    environ["HYPOTHESIS_DATABASE"] = UNREACHABLE
+    with pytest.raises(database.DatabaseConfigError, match=r"\[redis\]"):
+        database.example_database(environ)
