@@ -192,7 +192,7 @@ def main(argv=None):
         round_stats = hypothesis_stats.parse(output)
         hypothesis_stats.merge(stats, round_stats)
         failed |= set(FAILED_LINE.findall(output))
-        blobs += [blob for blob in BLOB.findall(output) if blob not in blobs]
+        blobs += [blob for blob in dict.fromkeys(BLOB.findall(output)) if blob not in blobs]
         stopped_by_budget = time.monotonic() >= deadline - STOP_GRACE
         if code not in (0, 1) and not stopped_by_budget:
             print(f"[fuzz] pytest could not run a round (exit {code}): stopping", flush=True)
