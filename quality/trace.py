@@ -4,6 +4,7 @@
     python -m quality.trace --seeds 0                # the meta-test's seed only
     python -m quality.trace --write docs/TRACEABILITY.md
     python -m quality.trace --from a.json b.json     # from `quality.report --json` files, one per seed
+    python -m quality.trace --from all.json --only BUG_ID ...   # rerun a few bugs under the same seeds
 
 For each seed it runs the suite against every known bug (quality/meta.py,
 two at a time; the reference too under the first seed), then lists, clause
@@ -25,11 +26,12 @@ from quality import bugs as known
 from quality import clauses, meta
 
 
-def run(seeds, selected=None, on_result=None):
+def run(seeds, selected=None, on_result=None, reference=True):
     """``{seed: {bug id or None: (status, test)}}`` from one meta-test run per seed."""
     found = {}
     for index, seed in enumerate(seeds):
-        results = meta.run_all(selected, reference=index == 0, on_result=on_result, seed=str(seed))
+        results = meta.run_all(selected, reference=reference and index == 0, on_result=on_result,
+                               seed=str(seed))
         found.update(from_results(results, seed))
     return found
 
@@ -97,7 +99,7 @@ def gaps(found):
     return lines
 
 
-def markdown(found, when=None):
+def markdown(found, when=None, note=""):
     """docs/TRACEABILITY.md: the table, the unobservable clauses, the gaps."""
     seeds = list(found)
     when = when or datetime.date.today().isoformat()
@@ -110,6 +112,7 @@ def markdown(found, when=None):
         f"under {len(seeds)} Hypothesis seed(s): {', '.join(seeds)} (the first is the meta-test's). "
         "\"caught by\" is the first failing test under the first seed; \"seeds\" counts the seeds under which",
         "the suite caught the bug.",
+        *([note] if note else []),
         "",
         f"{len(clauses.CLAUSES)} clauses, {len(known.BUGS)} known bugs, "
         f"{len(clauses.UNOBSERVABLE)} clauses unobservable by any public call.",
@@ -141,24 +144,30 @@ def main(argv=None):
     parser.add_argument("--seeds", nargs="+", help="Hypothesis seeds (default: 0 and three random ones)")
     parser.add_argument("--from", dest="files", nargs="+", metavar="JSON",
                         help="read `quality.report --json` results instead of running")
+    parser.add_argument("--only", nargs="+", metavar="ID",
+                        help="with --from: run these bugs again under the same seeds, and replace their results")
     parser.add_argument("--write", metavar="FILE", help="write the markdown table to FILE")
     parser.add_argument("--json", metavar="FILE", help="also write the raw results as JSON")
+    parser.add_argument("--note", default="", help="a line to add to the table's header (how it was made)")
     options = parser.parse_args(argv)
+    def progress(result):
+        name = result.bug.id if result.bug else "reference"
+        print(f"  {name}: {result.outcome.status} in {result.outcome.wall:.1f} s", file=sys.stderr, flush=True)
+
     if options.files:
         found = load(options.files)
+        if options.only:
+            by_id = {bug.id: bug for bug in known.BUGS}
+            again = run(list(found), [by_id[i] for i in options.only], on_result=progress, reference=False)
+            for seed, results in again.items():
+                found[seed].update(results)
     else:
         seeds = options.seeds or ["0"] + [str(random.randrange(2**32)) for _ in range(3)]
-
-        def progress(result):
-            name = result.bug.id if result.bug else "reference"
-            print(f"  {name}: {result.outcome.status} in {result.outcome.wall:.1f} s",
-                  file=sys.stderr, flush=True)
-
         found = run(seeds, on_result=progress)
     if options.json:
         with open(options.json, "w") as file:
             json.dump({seed: {str(k): v for k, v in rows.items()} for seed, rows in found.items()}, file, indent=1)
-    text = markdown(found)
+    text = markdown(found, note=options.note)
     if options.write:
         with open(options.write, "w") as file:
             file.write(text)

@@ -352,11 +352,14 @@ FRAME_MALFORMATIONS = {
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
 
 
+NON_BYTES_KINDS = ["str", "bytearray", "memoryview", "int", "None", "list"]
+
+
 @st.composite
-def non_bytes_frames(draw):
-    """Values that are not bytes: str, bytearray, memoryview, int, None, a list of byte values."""
+def non_bytes_frames(draw, kind=None):
+    """Values that are not bytes: str, bytearray, memoryview, int, None, a list of byte values (``kind``)."""
     good = draw(valid_frames())
-    kind = draw(st.sampled_from(["str", "bytearray", "memoryview", "int", "None", "list"]))
+    kind = kind or draw(st.sampled_from(NON_BYTES_KINDS))
     return {
         "str": lambda: good.decode("ascii"),
         "bytearray": lambda: bytearray(good),
@@ -825,38 +828,40 @@ def replay_just_outside(draw, label=None):
     return label, events, last, limit
 
 
+FRAME_SHAPES = ["free", "shortest", "longest", "seq above", "delta below", "delta above", "frame length above"]
+"""The shapes ``frames_at_ends(shape)`` draws: in range (free, the shortest, the longest frame) or one past."""
+
+
 @st.composite
-def frames_at_ends(draw):
+def frames_at_ends(draw, shape=None):
     """``(ends, line, expected)``: a frame with seq and delta each at an end or inside, or one past its range.
 
     ``expected`` is ``(seq, delta)`` for a valid frame and None where
     parse_line must raise ValueError: seq 2147483648, delta -1001 or 1001,
-    or a line one byte over the 64-byte limit. The longest valid frame
-    (seq 2147483647, delta -1000: 23 bytes) and the shortest (``EVENT 0 0``)
-    are among them.
+    or a line one byte over the 64-byte limit. ``shape`` (one of
+    FRAME_SHAPES, drawn if not given): "free" draws seq and delta each at an
+    end or inside; "shortest" is ``EVENT 0 0``, "longest" is seq 2147483647
+    with delta -1000 (23 bytes); the others are one past a range.
     """
+    shape = shape or draw(st.sampled_from(FRAME_SHAPES))
     seq = {"low": SEQ_MIN, "high": SEQ_MAX}.get(draw(st.sampled_from(_END)))
     seq = draw(st.integers(SEQ_MIN + 1, SEQ_MAX - 1)) if seq is None else seq
     delta = {"low": DELTA_MIN, "high": DELTA_MAX}.get(draw(st.sampled_from(_END)))
     delta = draw(st.integers(DELTA_MIN + 1, DELTA_MAX - 1)) if delta is None else delta
-    outside = draw(st.sampled_from([None, None, "seq above", "delta below", "delta above", "frame length above"]))
+    seq, delta = {"shortest": (SEQ_MIN, 0), "longest": (SEQ_MAX, DELTA_MIN)}.get(shape, (seq, delta))
+    if shape == "seq above":
+        seq = SEQ_MAX + 1
+    elif shape in ("delta below", "delta above"):
+        delta = DELTA_MIN - 1 if shape == "delta below" else DELTA_MAX + 1
+    line = frame(seq, delta)
+    if shape == "frame length above":
+        # A frame-shaped line one byte over the limit: the fields padded with spaces.
+        line = line[:-1] + b" " * (FRAME_MAX + 1 - len(line)) + b"\n"
+    valid = shape in ("free", "shortest", "longest")
     ends = {label for label, hit in [
         ("seq low", seq == SEQ_MIN), ("seq high", seq == SEQ_MAX),
         ("delta low", delta == DELTA_MIN), ("delta high", delta == DELTA_MAX),
         ("frame length low", (seq, delta) == (SEQ_MIN, 0)),
         ("frame length high", (seq, delta) == (SEQ_MAX, DELTA_MIN)),
-    ] if hit and outside is None}
-    if outside is None and draw(st.booleans()):  # the shortest and the longest frames, often
-        seq, delta = draw(st.sampled_from([(SEQ_MIN, 0), (SEQ_MAX, DELTA_MIN)]))
-        ends |= {"frame length low"} if seq == SEQ_MIN else {"frame length high", "seq high", "delta low"}
-    if outside == "seq above":
-        seq = SEQ_MAX + 1
-    elif outside in ("delta below", "delta above"):
-        delta = DELTA_MIN - 1 if outside == "delta below" else DELTA_MAX + 1
-    line = frame(seq, delta)
-    if outside == "frame length above":
-        # A frame-shaped line one byte over the limit: the fields padded with spaces.
-        line = line[:-1] + b" " * (FRAME_MAX + 1 - len(line)) + b"\n"
-    if outside is not None:
-        ends = {outside}
-    return _record(ends), line, None if outside else (seq, delta)
+    ] if hit} if valid else {shape}
+    return _record(ends), line, (seq, delta) if valid else None
