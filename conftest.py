@@ -1,4 +1,4 @@
-"""Hypothesis profiles and the choice of implementation, for the whole suite.
+"""Hypothesis profiles for the whole suite, and this project's pytest settings.
 
 Profiles (``--hypothesis-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``):
 
@@ -9,62 +9,27 @@ Profiles (``--hypothesis-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``):
 * ``fuzz`` - many examples, long runs, randomized, the database on: for a
   fuzzing job with a time budget.
 
-Implementation: ``--impl PATH`` (the option comes from the ``resume`` pytest
-plugin), else ``$RESUME_IMPL``, else ``resume/client.py``. Tests get the module
-from the ``impl`` fixture, or ``resume.loader.chosen()`` where no fixture
-reaches (state machines); never by importing ``resume.client``.
+The implementation under test (``--impl PATH``, else ``$RESUME_IMPL``, else
+``resume/client.py``) and the ``impl`` fixture come from the ``resume`` pytest
+plugin (``resume/testing/plugin.py``); tests never import ``resume.client``.
+The example database comes from the environment (``resume/testing/database.py``).
 """
 
 import os
-import pathlib
 
-import pytest
 from hypothesis import HealthCheck, settings
 
-from resume.testing import loader
+from resume.testing import database, loader
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one.
 _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _shared_example_database():
-    """The example database to use when ``HYPOTHESIS_DATABASE`` names a Redis server.
-
-    ``HYPOTHESIS_DATABASE=redis://HOST:PORT/N``: Hypothesis's own
-    ``RedisExampleDatabase`` multiplexed with the local directory database
-    (``.hypothesis/examples``, or under ``$HYPOTHESIS_STORAGE_DIRECTORY``): a
-    run reads both and writes both, so a counterexample found by one CI or fuzz
-    worker replays first everywhere else. With ``HYPOTHESIS_DATABASE_READONLY``
-    set (to anything but ``0``), the shared one is only read (a developer's
-    machine takes the counterexamples but does not publish its own).
-    It applies under every profile, ``ci`` included (Hypothesis's ``ci`` has no
-    database at all): CI workers are meant to share. Unset, this returns None
-    and every profile keeps its own database setting.
-    """
-    url = os.environ.get("HYPOTHESIS_DATABASE")
-    if not url:
-        return None
-    try:
-        import redis
-        from hypothesis.extra.redis import RedisExampleDatabase
-    except ImportError as error:
-        raise RuntimeError(
-            "HYPOTHESIS_DATABASE is set but the redis client is missing: "
-            "pip install -e '.[redis]'"
-        ) from error
-    from hypothesis.database import DirectoryBasedExampleDatabase, MultiplexedDatabase, ReadOnlyDatabase
-
-    # Bounded, so that a Redis server that went away fails the run instead of hanging it.
-    shared = RedisExampleDatabase(redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5))
-    if os.environ.get("HYPOTHESIS_DATABASE_READONLY", "0") != "0":
-        shared = ReadOnlyDatabase(shared)
-    # Where Hypothesis keeps its directory database when none is configured.
-    home = pathlib.Path(os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis").resolve()
-    return MultiplexedDatabase(DirectoryBasedExampleDatabase(home / "examples"), shared)
-
-
-if (_database := _shared_example_database()) is not None:
+# HYPOTHESIS_DATABASE (Redis) and HYPOTHESIS_GITHUB_ARTIFACT (the nightly fuzz
+# job's artifact, read-only): see resume/testing/database.py. Under every
+# profile, ci included (Hypothesis's ci has none): CI workers are meant to share.
+if (_database := database.example_database(os.environ)) is not None:
     _COMMON["database"] = _database
 
 settings.register_profile("dev", max_examples=25, stateful_step_count=15, **_COMMON)
@@ -72,7 +37,7 @@ settings.register_profile(
     "ci", settings.get_profile("ci"), max_examples=100, stateful_step_count=30, **_COMMON
 )
 settings.register_profile(
-    "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, **_COMMON
+    "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, print_blob=True, **_COMMON
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
@@ -86,13 +51,9 @@ def pytest_configure(config):
     config.addinivalue_line("filterwarnings", "error")
     # pytest-asyncio's settings (pyproject.toml) need no copy here: without
     # that file its defaults are the same (strict mode, one loop per test),
-    # only the fixture loop scope goes unstated (a deprecation notice at start;
-    # the suite has no async fixture). tests/test_async_config.py checks it.
+    # only the default fixture loop scope goes unstated (a deprecation notice
+    # at start; the suite's one async fixture states its own loop scope). tests/test_async_config.py checks it.
     config.addinivalue_line("markers", "quality: the meta-tests of quality/ (run with -m quality)")
-    try:
-        loader.choose(config.getoption("impl", default=None))
-    except loader.ImplError as error:
-        raise pytest.UsageError(f"--impl / {loader.ENV_VAR}: {error}") from None
 
 
 def pytest_report_header(config):
@@ -100,9 +61,3 @@ def pytest_report_header(config):
         f"resume implementation: {loader.chosen_path()}",
         f"hypothesis profile in force: {settings.get_current_profile_name()}",
     ]
-
-
-@pytest.fixture(scope="session")
-def impl():
-    """The implementation under test: the module loaded from --impl / RESUME_IMPL."""
-    return loader.chosen()

@@ -25,16 +25,25 @@ summary over all rounds. Exit status: 0 if nothing failed, 1 if a test
 failed, pytest's own code (2-5) if a round could not run.
 
 Arguments after ``--`` go to pytest (test paths, ``--impl=PATH``, ``-k``...).
+
+A failure prints Hypothesis's shrunk counterexample in its round's output
+(the ``fuzz`` profile has ``print_blob``), and the summary repeats each
+``@reproduce_failure(...)`` blob found. ``--observe`` turns on Hypothesis's
+observability output for the rounds and adds what they explored to the
+summary (``jobs/explored.py``: per test, each rule, malformation class and
+fault kind drawn, and those never reached); ``--summary FILE`` also writes
+the summary to FILE.
 """
 
 import argparse
 import os
 import pathlib
+import re
 import signal
 import sys
 import time
 
-from jobs import hypothesis_stats
+from jobs import explored, hypothesis_stats
 from resume.testing import runner
 
 JOBS = pathlib.Path(__file__).resolve().parent
@@ -46,6 +55,7 @@ STOP_GRACE = 10.0  # seconds between SIGINT and SIGKILL when a round overruns
 SAFETY = 0.6  # plan a round to take this share of what is left (runs vary a lot)
 # Events Hypothesis records by itself (filters retried, runs given up): not the suite's mix.
 HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test because")
+BLOB = re.compile(r"@reproduce_failure\([^)]*\)")  # print_blob's line, per failure
 
 
 def profile_max_examples():
@@ -103,7 +113,7 @@ def next_cap(cap, seconds, start_up, remaining, ceiling):
     return min(affordable, cap * GROWTH, ceiling)
 
 
-def summary(stats, rounds, spent, budget, failed):
+def summary(stats, rounds, spent, budget, failed, blobs=()):
     lines = ["", "=" * 78,
              f"[fuzz] {len(rounds)} rounds in {spent:.0f} s of a {budget:.0f} s budget; "
              f"examples a test per round: {', '.join(str(cap) for cap, _, _ in rounds)}",
@@ -118,6 +128,7 @@ def summary(stats, rounds, spent, budget, failed):
     total = sum(test.total_cases for test in stats.values())
     lines.append(f"[fuzz] {total} test cases over {len(stats)} tests; "
                  + (f"FAILED: {', '.join(sorted(failed))}" if failed else "no failure found"))
+    lines += [f"[fuzz] reproduce with: {blob}" for blob in blobs]
     return "\n".join(lines)
 
 
@@ -125,17 +136,26 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--budget", type=float, default=600.0, help="seconds, all rounds together")
     parser.add_argument("--workers", type=int, default=1, help="pytest-xdist workers (-n)")
+    parser.add_argument("--observe", action="store_true",
+                        help="keep Hypothesis's observability output and summarise what was explored")
+    parser.add_argument("--summary", metavar="FILE", help="also write the summary to FILE")
     parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     options = parser.parse_args(argv)
     # `timeout` and CI runners stop a job with SIGTERM: unwind like Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
+    if options.observe:
+        # One JSON line per test case under <storage>/observed/; no line
+        # coverage (it slows Python 3.11 down several times).
+        os.environ.setdefault("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY", "1")
+        os.environ.setdefault("HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER", "1")
+    observed_since = time.time()
     started = time.monotonic()
     deadline = started + options.budget
     ceiling = profile_max_examples()
     cap = min(FIRST_CAP, ceiling)
     start_up = start_up_seconds(options.pytest_args)
-    stats, rounds, failed = {}, [], set()
+    stats, rounds, failed, blobs = {}, [], set(), []
     while True:
         remaining = deadline - time.monotonic()
         print(f"\n[fuzz] round {len(rounds) + 1}: {cap} examples a test, {remaining:.0f} s left",
@@ -146,6 +166,7 @@ def main(argv=None):
         round_stats = hypothesis_stats.parse(output)
         hypothesis_stats.merge(stats, round_stats)
         failed |= round_failed
+        blobs += [blob for blob in dict.fromkeys(BLOB.findall(output)) if blob not in blobs]
         stopped_by_budget = time.monotonic() >= deadline - STOP_GRACE
         if code not in (0, 1) and not stopped_by_budget:
             print(f"[fuzz] pytest could not run a round (exit {code}): stopping", flush=True)
@@ -155,7 +176,15 @@ def main(argv=None):
         cap = next_cap(cap, seconds, start_up, deadline - time.monotonic(), ceiling)
         if cap < MIN_CAP:
             break
-    print(summary(stats, rounds, time.monotonic() - started, options.budget, failed), flush=True)
+    text = summary(stats, rounds, time.monotonic() - started, options.budget, failed, blobs)
+    if options.observe:
+        storage = os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or str(PROJECT_ROOT / ".hypothesis")
+        files = explored.observation_files(storage)
+        text += "\n" + explored.summary(explored.read(files, since=observed_since))
+        text += f"\n[fuzz] observations (open with Tyche, or read as JSON lines): {', '.join(files)}"
+    print(text, flush=True)
+    if options.summary:
+        pathlib.Path(options.summary).write_text(text + "\n")
     return 1 if failed or any(code == 1 for _, code, _ in rounds) else 0
 
 

@@ -198,3 +198,78 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
         assert 0.8 <= waited < 5, waited  # "about a second"; the upper bound allows for a loaded machine
         assert read(path) == ((0, 5), {0: 5})
         assert impl.apply_event(con, 1, 7) is True  # the connection is still usable
+
+
+def _outcome_or_error(impl, call):
+    """Like ``outcome``, but any exception becomes its type's name (an unexpected one included)."""
+    try:
+        return call()
+    except impl.Conflict:
+        return "Conflict"
+    except Exception as error:
+        return type(error).__name__
+
+
+MOMENTS = 4  # apply_event's first statements at which the second connection acts, each in turn
+
+
+@given(
+    last=st.sampled_from([-1, 0, sts.SEQ_MAX - 1]) | st.integers(-1, sts.SEQ_MAX - 1),
+    mine=sts.deltas(),
+    theirs=st.none() | sts.deltas(),
+)
+def test_two_connections_never_both_apply_last_plus_one(impl, last, mine, theirs):
+    """Decision 4: ``last`` is read inside the writing transaction (BEGIN IMMEDIATE).
+
+    The test owns the connection it passes to apply_event, so sqlite3's trace
+    callback (called as each of its statements starts) lets the test act at
+    the moment the implementation issues its ``at``-th statement (each of the
+    first MOMENTS in turn, a fresh store each time): a second
+    connection then applies ``last + 1`` itself (``theirs``, the same delta
+    when None). Whatever the moment, exactly one of the two applies it; the
+    first call returns False (same delta) or raises Conflict (another delta)
+    if the second got there first, never another error (an IntegrityError
+    means it read ``last`` before it held the write lock); the second, if the
+    first holds the lock, gets OperationalError (decision 4's locked store;
+    its busy timeout is cut to 50 ms so that an example costs no second).
+    """
+    theirs = mine if theirs is None else theirs
+    for at in range(MOMENTS):
+        _race_at(impl, last, at, mine, theirs)
+
+
+def _race_at(impl, last, at, mine, theirs):
+    with temp_store_path() as path:
+        with opened(impl, path) as con, opened(impl, path) as other:
+            prefill(path, last, 0)
+            other.execute("PRAGMA busy_timeout = 50")
+            statements, acted = [], []
+
+            def on_statement(sql):
+                statements.append(sql)
+                if len(statements) - 1 == at:
+                    acted.append(_outcome_or_error(impl, lambda: impl.apply_event(other, last + 1, theirs)))
+
+            con.set_trace_callback(on_statement)
+            try:
+                mine_result = _outcome_or_error(impl, lambda: impl.apply_event(con, last + 1, mine))
+            finally:
+                con.set_trace_callback(None)
+            note(f"apply_event's statements: {statements}")
+            note(f"the second connection applied at statement #{at}: {acted or 'never (fewer statements)'}; "
+                 f"the first got {mine_result!r}")
+            theirs_applied = acted == [True]
+            assert acted in ([], [True], ["OperationalError"]), acted
+            assert mine_result in (True, False, "Conflict"), f"apply_event raised {mine_result}"
+            assert (mine_result is True) + theirs_applied == 1, "last + 1 was applied twice, or not at all"
+            if theirs_applied:
+                assert mine_result == (False if mine == theirs else "Conflict")
+            applied = theirs if theirs_applied else mine
+            assert read(path) == ((last + 1, applied), {last + 1: applied})
+            assert not con.in_transaction and not other.in_transaction
+
+
+def test_gap_and_conflict_are_exceptions(impl):
+    """Step 3: "Declare Gap and Conflict as subclasses of Exception" (so `except Exception` handles them)."""
+    assert issubclass(impl.Gap, Exception)
+    assert issubclass(impl.Conflict, Exception)

@@ -113,3 +113,28 @@ def check_value_error(impl, label, events, last, limit):
     assert not isinstance(caught.value, impl.ResyncRequired)
     if snapshot is not None:
         assert events == snapshot and all(a is b for a, b in zip(snapshot, events))
+
+
+def test_resync_required_is_an_exception(impl):
+    """Step 4: "Declare ResyncRequired as a subclass of Exception" (so `except Exception` handles it)."""
+    assert issubclass(impl.ResyncRequired, Exception)
+    with pytest.raises(impl.ResyncRequired):
+        impl.replay([(5, 0)], 3, 1)
+
+
+@pytest.mark.parametrize("corner", [None, *sts.CORNERS])
+@given(data=st.data())
+def test_at_the_ends_of_every_range_together_replay_matches_the_model(impl, corner, data):
+    """Log length 1 or 128, the log at 0 or at 2147483647, deltas +-1000, the cursor at -1, at
+    2147483647, at the log's end or just before it, limit 1 or 16: all together, as the model says."""
+    ends, events, last, limit = data.draw(sts.replay_at_ends(corner))
+    assert outcome(impl, events, last, limit) == model(events, last, limit)
+
+
+@pytest.mark.parametrize("label", sts.JUST_OUTSIDE)
+@given(data=st.data())
+def test_one_past_the_end_of_any_range_replay_raises_value_error(impl, label, data):
+    _, events, last, limit = data.draw(sts.replay_just_outside(label))
+    snapshot = list(events)
+    assert outcome(impl, events, last, limit) == "ValueError"
+    assert events == snapshot

@@ -19,7 +19,7 @@ a shrunk example of at most ``MAX_STEPS`` rule steps.
 import pytest
 
 from quality import bugs as known
-from quality import meta, report
+from quality import meta, report, trace
 from resume.testing import check, loader
 
 pytestmark = pytest.mark.quality
@@ -55,6 +55,10 @@ def test_the_suite_passes_the_reference_and_catches_every_known_bug(capsys):
     assert reference.outcome.status == "passed", reference.outcome.output[-3000:]
     missed = {r.bug.id: r.outcome.status for r in results[1:] if not r.outcome.caught}
     assert not missed, f"the suite does not catch: {missed}"
+    # Traceability (quality/clauses.py): under this seed, every observable clause
+    # of SPEC.md has a known bug that the suite caught.
+    gaps = trace.gaps(trace.from_results(results, meta.SEED))
+    assert not gaps, "traceability gaps:\n" + "\n".join(gaps)
 
 
 # A shrunk state machine counterexample longer than this is no longer a

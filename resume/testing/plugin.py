@@ -1,9 +1,22 @@
-"""pytest plugin (entry point ``pytest11``): the ``--impl PATH`` option.
+"""pytest plugin (entry point ``pytest11``): the implementation under test.
 
-Declared by the package so that pytest knows ``--impl`` takes a value before
-it reads the command line; otherwise ``pytest --impl PATH`` would take PATH
-for a test path. The root ``conftest.py`` loads the chosen file.
+* ``--impl PATH``: the file to check (else ``$RESUME_IMPL``, else
+  ``resume/client.py``). Declared by the package so that pytest knows the
+  option takes a value before it reads the command line; otherwise
+  ``pytest --impl PATH`` would take PATH for a test path.
+* A file named by ``--impl`` or ``RESUME_IMPL`` is loaded when pytest starts,
+  so a missing or broken file is one usage error, not a failure per test.
+* The ``impl`` fixture hands the loaded module to the tests; the state
+  machines, which take no fixtures, call ``loader.chosen()``.
+
+Installed with the package, the plugin is active in every pytest run of the
+environment; it loads nothing unless a test asks for ``impl`` or a file is
+named, so other projects are not touched.
 """
+
+import os
+
+import pytest
 
 from resume.testing import loader
 
@@ -15,3 +28,18 @@ def pytest_addoption(parser):
         default=None,
         help=f"implementation file to check (default: ${loader.ENV_VAR}, else resume/client.py)",
     )
+
+
+def pytest_configure(config):
+    named = config.getoption("impl", default=None)
+    if named or os.environ.get(loader.ENV_VAR):
+        try:
+            loader.choose(named)
+        except loader.ImplError as error:
+            raise pytest.UsageError(f"--impl / {loader.ENV_VAR}: {error}") from None
+
+
+@pytest.fixture(scope="session")
+def impl():
+    """The implementation under test: the module loaded from --impl / RESUME_IMPL."""
+    return loader.chosen()

@@ -361,11 +361,14 @@ FRAME_MALFORMATIONS = {
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
 
 
+NON_BYTES_KINDS = ["str", "bytearray", "memoryview", "int", "None", "list"]
+
+
 @st.composite
-def non_bytes_frames(draw):
-    """Values that are not bytes: str, bytearray, memoryview, int, None, a list of byte values."""
+def non_bytes_frames(draw, kind=None):
+    """Values that are not bytes: str, bytearray, memoryview, int, None, a list of byte values (``kind``)."""
     good = draw(valid_frames())
-    kind = draw(st.sampled_from(["str", "bytearray", "memoryview", "int", "None", "list"]))
+    kind = kind or draw(st.sampled_from(NON_BYTES_KINDS))
     return {
         "str": lambda: good.decode("ascii"),
         "bytearray": lambda: bytearray(good),
@@ -470,7 +473,12 @@ _FAULT_TYPES = [
 
 def fault_errors():
     """A fresh exception object of any kind a ``fault`` may raise (SPEC decision 5: any BaseException)."""
-    return st.sampled_from(_FAULT_TYPES).map(lambda kind: kind("fault"))
+    return st.sampled_from(_FAULT_TYPES).map(_raised_by_fault)
+
+
+def _raised_by_fault(kind):
+    event(f"fault: {kind.__name__}")  # the fuzz summary's "fault" family (jobs/explored.py)
+    return kind("fault")
 
 
 # ---------------------------------------------------------------- event logs for replay
@@ -715,3 +723,161 @@ def malformed_replay_args():
         return args
 
     return mixed()
+
+
+# ---------------------------------------------------------------- ranges at their ends, together
+#
+# Every numeric range of the contract drawn at both of its ends and just
+# outside them, in combination with the ends of the others (a log at the top
+# of the seq range with the cursor at its end, say). Each draw records the
+# ends it hit with ``event("range end: ...")``; RANGE_ENDS lists them all, and
+# tests/test_strategy_reach.py checks that the dev profile's budget reaches
+# each one. (timeouts.py has the timeout's ends.)
+
+_END = ["low", "high", "inside"]
+
+RANGE_ENDS = [
+    *(f"{name} {end}" for name in ("seq", "delta", "last", "limit", "log length") for end in ("low", "high")),
+    "log at the top, cursor at its end",
+    "log at the bottom, cursor before it",
+    "log at the top, cursor just before it",
+    *(f"{name} {side}" for name in ("seq", "delta", "last", "limit", "log length") for side in ("below", "above")),
+    "frame length low", "frame length high", "frame length above",
+    "timeout low", "timeout high", "timeout high (int)",
+    "timeout below", "timeout below (negative)", "timeout above", "timeout above (int)",
+]
+"""Every label that the range-end strategies record, after ``range end: ``."""
+
+
+def _record(labels):
+    for label in sorted(labels):
+        event(f"range end: {label}")
+    return frozenset(labels)
+
+
+CORNERS = ["log at the top, cursor at its end", "log at the bottom, cursor before it",
+           "log at the top, cursor just before it"]
+"""Where the ends of the seq range and of the cursor meet; ``replay_at_ends(corner)`` draws one."""
+
+
+@st.composite
+def replay_at_ends(draw, corner=None):
+    """``(ends, events, last, limit)``: valid-typed replay input with each range at an end or inside.
+
+    The log's length, its place in the seq range, its deltas, the cursor and
+    the limit are each drawn at their low end, their high end or inside, all
+    independently, so their ends meet; the cursor also stands at the log's
+    end or just before its start as often as at -1 or 2147483647. ``ends``
+    names the ends the draw hit (also recorded with ``event()``). The outcome
+    may be a list, ResyncRequired or ValueError (cursor past the end).
+    A ``corner`` (one of CORNERS) fixes the log's place and the cursor there;
+    the other ranges stay free.
+    """
+    n = {"low": 1, "high": LOG_MAX}.get(draw(st.sampled_from(_END)))
+    n = n or draw(st.integers(2, LOG_MAX - 1))
+    where = {None: None, CORNERS[1]: "low"}.get(corner, "high") or draw(st.sampled_from(_END))
+    first = {"low": SEQ_MIN, "high": SEQ_MAX - n + 1}.get(where)
+    first = draw(st.integers(SEQ_MIN + 1, SEQ_MAX - n)) if first is None else first
+    final = first + n - 1
+    ds = draw(st.lists(st.sampled_from([DELTA_MIN, DELTA_MAX]) | st.integers(DELTA_MIN + 1, DELTA_MAX - 1),
+                       min_size=n, max_size=n))
+    events = [(first + i, d) for i, d in enumerate(ds)]
+    last = draw(st.sampled_from([LAST_MIN, SEQ_MAX, final, first - 1, None]))
+    last = draw(st.integers(LAST_MIN, SEQ_MAX)) if last is None else last
+    last = {CORNERS[0]: SEQ_MAX, CORNERS[1]: LAST_MIN, CORNERS[2]: first - 1}.get(corner, last)
+    limit = {"low": LIMIT_MIN, "high": LIMIT_MAX}.get(draw(st.sampled_from(_END)))
+    limit = limit or draw(st.integers(LIMIT_MIN + 1, LIMIT_MAX - 1))
+    ends = {label for label, hit in [
+        ("log length low", n == 1), ("log length high", n == LOG_MAX),
+        ("seq low", first == SEQ_MIN), ("seq high", final == SEQ_MAX),
+        ("delta low", DELTA_MIN in ds), ("delta high", DELTA_MAX in ds),
+        ("last low", last == LAST_MIN), ("last high", last == SEQ_MAX),
+        ("limit low", limit == LIMIT_MIN), ("limit high", limit == LIMIT_MAX),
+        ("log at the top, cursor at its end", final == SEQ_MAX and last == SEQ_MAX),
+        ("log at the bottom, cursor before it", first == SEQ_MIN and last == LAST_MIN),
+        ("log at the top, cursor just before it", final == SEQ_MAX and last == first - 1),
+    ] if hit}
+    return _record(ends), events, last, limit
+
+
+JUST_OUTSIDE = ["seq below", "seq above", "delta below", "delta above", "last below", "last above",
+            "limit below", "limit above", "log length below", "log length above"]
+
+
+@st.composite
+def replay_just_outside(draw, label=None):
+    """``(label, events, last, limit)``: replay input at the ends of its ranges with ONE value one past its range.
+
+    Built from ``replay_at_ends()``; the label (also an ``event()``) says
+    which range was left (drawn from JUST_OUTSIDE unless given). replay must
+    raise ValueError for every one (decision 7: before any ResyncRequired decision).
+    """
+    label = label or draw(st.sampled_from(JUST_OUTSIDE))
+    _, events, last, limit = draw(replay_at_ends())
+    if last > events[-1][0]:  # keep the cursor valid, so that only one thing is wrong
+        last = events[-1][0]
+    n = len(events)
+    index = draw(st.integers(0, n - 1))
+    if label == "seq below":
+        events = [(SEQ_MIN - 1 + i, d) for i, (_, d) in enumerate(events)]
+        last = LAST_MIN
+    elif label == "seq above":
+        events = [(SEQ_MAX + 2 - n + i, d) for i, (_, d) in enumerate(events)]
+        last = events[0][0] - 1
+    elif label in ("delta below", "delta above"):
+        events[index] = (events[index][0], DELTA_MIN - 1 if label == "delta below" else DELTA_MAX + 1)
+    elif label == "last below":
+        last = LAST_MIN - 1
+    elif label == "last above":
+        last = SEQ_MAX + 1
+    elif label == "limit below":
+        limit = LIMIT_MIN - 1
+    elif label == "limit above":
+        limit = LIMIT_MAX + 1
+    elif label == "log length below":
+        events = []
+    else:  # one item more than the log may hold, ending where the log ended (the top of the range too)
+        final = max(events[-1][0], LOG_MAX)
+        events = [(final - LOG_MAX + i, draw(st.sampled_from([DELTA_MIN, 0, DELTA_MAX]))) for i in range(LOG_MAX + 1)]
+        last = min(last, final)
+    _record({label})
+    return label, events, last, limit
+
+
+FRAME_SHAPES = ["free", "shortest", "longest", "seq above", "delta below", "delta above", "frame length above"]
+"""The shapes ``frames_at_ends(shape)`` draws: in range (free, the shortest, the longest frame) or one past."""
+
+
+@st.composite
+def frames_at_ends(draw, shape=None):
+    """``(ends, line, expected)``: a frame with seq and delta each at an end or inside, or one past its range.
+
+    ``expected`` is ``(seq, delta)`` for a valid frame and None where
+    parse_line must raise ValueError: seq 2147483648, delta -1001 or 1001,
+    or a line one byte over the 64-byte limit. ``shape`` (one of
+    FRAME_SHAPES, drawn if not given): "free" draws seq and delta each at an
+    end or inside; "shortest" is ``EVENT 0 0``, "longest" is seq 2147483647
+    with delta -1000 (23 bytes); the others are one past a range.
+    """
+    shape = shape or draw(st.sampled_from(FRAME_SHAPES))
+    seq = {"low": SEQ_MIN, "high": SEQ_MAX}.get(draw(st.sampled_from(_END)))
+    seq = draw(st.integers(SEQ_MIN + 1, SEQ_MAX - 1)) if seq is None else seq
+    delta = {"low": DELTA_MIN, "high": DELTA_MAX}.get(draw(st.sampled_from(_END)))
+    delta = draw(st.integers(DELTA_MIN + 1, DELTA_MAX - 1)) if delta is None else delta
+    seq, delta = {"shortest": (SEQ_MIN, 0), "longest": (SEQ_MAX, DELTA_MIN)}.get(shape, (seq, delta))
+    if shape == "seq above":
+        seq = SEQ_MAX + 1
+    elif shape in ("delta below", "delta above"):
+        delta = DELTA_MIN - 1 if shape == "delta below" else DELTA_MAX + 1
+    line = frame(seq, delta)
+    if shape == "frame length above":
+        # A frame-shaped line one byte over the limit: the fields padded with spaces.
+        line = line[:-1] + b" " * (FRAME_MAX + 1 - len(line)) + b"\n"
+    valid = shape in ("free", "shortest", "longest")
+    ends = {label for label, hit in [
+        ("seq low", seq == SEQ_MIN), ("seq high", seq == SEQ_MAX),
+        ("delta low", delta == DELTA_MIN), ("delta high", delta == DELTA_MAX),
+        ("frame length low", (seq, delta) == (SEQ_MIN, 0)),
+        ("frame length high", (seq, delta) == (SEQ_MAX, DELTA_MIN)),
+    ] if hit} if valid else {shape}
+    return _record(ends), line, (seq, delta) if valid else None

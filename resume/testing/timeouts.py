@@ -8,7 +8,9 @@ time among them.
 """
 
 import math
+import sys
 
+from hypothesis import event
 from hypothesis import strategies as st
 
 LISTED = [0, 0.0, -0.0, -1, -0.5, math.inf, -math.inf, math.nan, True, False, "1", None, 10**400, b"1", 1j]
@@ -28,3 +30,25 @@ def invalid_timeouts():
         | st.integers(min_value=2**1024)  # too large to become a float
         | st.text(max_size=3)
     )
+
+
+# ---------------------------------------------------------------- the ends of the range
+
+# The valid range 0 < timeout < inf, at its ends: the smallest positive float,
+# the largest finite float, and the largest int that still becomes a float.
+VALID_ENDS = {"timeout low": 5e-324, "timeout high": sys.float_info.max, "timeout high (int)": int(sys.float_info.max)}
+# One step outside: zero, the largest negative float, infinity, and the first
+# int too large to become a float.
+JUST_OUTSIDE = {"timeout below": 0.0, "timeout below (negative)": -5e-324, "timeout above": math.inf,
+                "timeout above (int)": 2**1024}
+
+
+def timeout_ends(valid=True):
+    """``(label, timeout)`` at an end of the valid range (``valid``) or just outside it; records the label."""
+    ends = VALID_ENDS if valid else JUST_OUTSIDE
+
+    def record(label):
+        event(f"range end: {label}")
+        return label, ends[label]
+
+    return st.sampled_from(sorted(ends)).map(record)

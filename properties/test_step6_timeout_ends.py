@@ -1,0 +1,67 @@
+"""Step 6, ``consume_session``: a timeout at either end of its valid range is valid; one step outside is not.
+
+SPEC.md: "``timeout`` must be a positive, finite ``int`` or ``float``, not
+``bool``" (decision 10: an int too large to become a float is invalid). At the
+ends (``timeouts.VALID_ENDS``: the smallest positive float, the largest finite
+float, the largest int that still becomes a float) a session is NOT refused:
+with the largest it runs to EOF and returns the state; with the smallest it may
+time out at its first wait, but never raises ValueError; either way the
+connection is reclaimed. One step outside (``timeouts.JUST_OUTSIDE``: 0.0,
+-5e-324, inf, 2**1024) it raises ValueError and consumes nothing.
+
+Over a real loopback socket with the real publisher, a fresh store each time.
+(A file of its own, so that it uses only the shared harness.)
+"""
+
+import asyncio
+
+from hypothesis import given
+
+from resume.publisher import Publisher
+from resume.testing import peers, store, tasks, timeouts
+from resume.testing.tasks import RAISED, RETURNED, outcome_within
+
+WITHIN = 5.0  # no wait here should come near this; the machine is shared
+
+
+async def _session(impl, con, timeout):
+    async with Publisher([(0, 5), (1, -3)]) as publisher:
+        reader, writer = await asyncio.open_connection(peers.HOST, publisher.port, limit=64)
+        writer.write(b"RESUME -1\n")
+        await writer.drain()
+        outcome = await outcome_within(impl.consume_session(reader, writer, con, timeout), WITHIN)
+        closed = writer.transport.is_closing()
+        if not closed:  # leave nothing open for another test to trip over
+            writer.transport.abort()
+            await asyncio.sleep(0)
+        return outcome, closed, publisher.acks
+
+
+def _run(impl, timeout):
+    with store.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            result = tasks.run(_session(impl, con, timeout))
+            con.execute("SELECT 1")  # still open
+            return result, store.read(path)
+        finally:
+            con.close()
+
+
+@given(timeouts.timeout_ends())
+def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
+    label, timeout = case
+    (outcome, closed, acks), stored = _run(impl, timeout)
+    assert not (outcome[0] == RAISED and isinstance(outcome[1], ValueError)), f"{label} {timeout!r}: {outcome}"
+    assert closed, "the connection was not reclaimed"
+    if label != "timeout low":  # the smallest positive timeout may end the session at its first wait
+        assert outcome == (RETURNED, (1, 2)), outcome
+        assert acks == [0, 1] and stored == ((1, 2), {0: 5, 1: -3})
+
+
+@given(timeouts.timeout_ends(valid=False))
+def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
+    label, timeout = case
+    (outcome, closed, acks), stored = _run(impl, timeout)
+    assert outcome[0] == RAISED and isinstance(outcome[1], ValueError), f"{label} {timeout!r}: {outcome}"
+    assert closed and acks == [] and stored == ((-1, 0), {})
