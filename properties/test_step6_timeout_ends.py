@@ -9,16 +9,19 @@ time out at its first wait, but never raises ValueError; either way the
 connection is reclaimed. One step outside (``timeouts.JUST_OUTSIDE``: 0.0,
 -5e-324, inf, 2**1024) it raises ValueError and consumes nothing.
 
-Over a real loopback socket with the real publisher, a fresh store each time.
-(A file of its own, so that it uses only the shared harness.)
+Over a real loopback socket with the real publisher, a fresh store each time;
+async tests on pytest-asyncio, each example checked for leaks
+(``resume.testing.hygiene``).
 """
 
 import asyncio
 
+import pytest
 from hypothesis import given
 
 from resume.publisher import Publisher
-from resume.testing import peers, store, tasks, timeouts
+from resume.testing import peers, store, timeouts
+from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import RAISED, RETURNED, outcome_within
 
 WITHIN = 5.0  # no wait here should come near this; the machine is shared
@@ -37,21 +40,23 @@ async def _session(impl, con, timeout):
         return outcome, closed, publisher.acks
 
 
-def _run(impl, timeout):
+async def _run(impl, timeout):
     with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
-            result = tasks.run(_session(impl, con, timeout))
+            result = await _session(impl, con, timeout)
             con.execute("SELECT 1")  # still open
             return result, store.read(path)
         finally:
             con.close()
 
 
+@pytest.mark.asyncio
 @given(timeouts.timeout_ends())
-def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
+@each_example_clean
+async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
     label, timeout = case
-    (outcome, closed, acks), stored = _run(impl, timeout)
+    (outcome, closed, acks), stored = await _run(impl, timeout)
     assert not (outcome[0] == RAISED and isinstance(outcome[1], ValueError)), f"{label} {timeout!r}: {outcome}"
     assert closed, "the connection was not reclaimed"
     if label != "timeout low":  # the smallest positive timeout may end the session at its first wait
@@ -59,9 +64,11 @@ def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
         assert acks == [0, 1] and stored == ((1, 2), {0: 5, 1: -3})
 
 
+@pytest.mark.asyncio
 @given(timeouts.timeout_ends(valid=False))
-def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
+@each_example_clean
+async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
     label, timeout = case
-    (outcome, closed, acks), stored = _run(impl, timeout)
+    (outcome, closed, acks), stored = await _run(impl, timeout)
     assert outcome[0] == RAISED and isinstance(outcome[1], ValueError), f"{label} {timeout!r}: {outcome}"
     assert closed and acks == [] and stored == ((-1, 0), {})
