@@ -380,8 +380,8 @@ def report(figures, only):
         if rows is None:
             out += [f"To be filled: {why}."]
         else:
-            out += [f"Property: `parse_line(line)` raises ValueError exactly when a strict grammar (written in the",
-                    "benchmark) rejects `line`, and otherwise returns the grammar's tuple. Each search is Hypothesis's",
+            out += ["Property: `parse_line(line)` raises ValueError exactly when the suite's grammar oracle",
+                    "(`resume.testing.grammar`) rejects `line`, and otherwise returns the grammar's tuple. Each search is Hypothesis's",
                     f"generate phase alone (no database, no shrinking), seeds {', '.join(map(str, SEEDS))}; it gives up at "
                     f"{SEARCH_MAX_EXAMPLES} examples or {SEARCH_MAX_SECONDS:.0f} s. Medians over the seeds; a search that gave up",
                     "counts with what it spent, and `>` marks a median that is only a lower bound.",

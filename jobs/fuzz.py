@@ -10,8 +10,9 @@ runs the suite in ROUNDS. Each round is one ``pytest`` process under
 ``HYPOTHESIS_PROFILE=fuzz`` with every test capped at the same number of
 examples (``fuzz_round_plugin.py``); the first round is small and measures
 the machine, each next round's cap is scaled from the last round's time to
-fit what is left of the budget (at most x4 a round, at most the profile's
-own ``max_examples``), and the job stops when not even a small round fits.
+fit what is left of the budget (at most x4 a round; the round plugin never
+lets a test pass the profile's own ``max_examples``), and the job stops when
+not even a small round fits.
 Rounds are randomized afresh and share the example database (the local one,
 and the Redis one if ``HYPOTHESIS_DATABASE`` is set), so what one round finds
 replays first in the next. A test that failed is deselected from later
@@ -58,17 +59,6 @@ HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test b
 BLOB = re.compile(r"@reproduce_failure\([^)]*\)")  # print_blob's line, per failure
 
 
-def profile_max_examples():
-    """The ``fuzz`` profile's own max_examples, as conftest.py registers it."""
-    sys.path.insert(0, str(PROJECT_ROOT))
-    os.environ["HYPOTHESIS_PROFILE"] = "fuzz"
-    from hypothesis import settings
-
-    import conftest  # noqa: F401  (registers the profiles)
-
-    return settings.get_profile("fuzz").max_examples
-
-
 def run_round(cap, workers, pytest_args, deselected, hard_limit):
     """One pytest process; returns (exit code, its output, seconds it took, failed node ids).
 
@@ -100,7 +90,7 @@ def start_up_seconds(pytest_args):
                       keep_database=True, storage=runner.KEEP).wall
 
 
-def next_cap(cap, seconds, start_up, remaining, ceiling):
+def next_cap(cap, seconds, start_up, remaining):
     """The cap for a round planned to take SAFETY of ``remaining`` seconds.
 
     A round is taken to cost ``start_up`` plus a time proportional to its cap,
@@ -110,7 +100,7 @@ def next_cap(cap, seconds, start_up, remaining, ceiling):
     """
     per_example = max(seconds - start_up, 0.1) / cap
     affordable = int((SAFETY * remaining - start_up) / per_example)
-    return min(affordable, cap * GROWTH, ceiling)
+    return min(affordable, cap * GROWTH)
 
 
 def summary(stats, rounds, spent, budget, failed, blobs=()):
@@ -152,8 +142,7 @@ def main(argv=None):
     observed_since = time.time()
     started = time.monotonic()
     deadline = started + options.budget
-    ceiling = profile_max_examples()
-    cap = min(FIRST_CAP, ceiling)
+    cap = FIRST_CAP
     start_up = start_up_seconds(options.pytest_args)
     stats, rounds, failed, blobs = {}, [], set(), []
     while True:
@@ -173,7 +162,7 @@ def main(argv=None):
             return code
         if stopped_by_budget:
             break
-        cap = next_cap(cap, seconds, start_up, deadline - time.monotonic(), ceiling)
+        cap = next_cap(cap, seconds, start_up, deadline - time.monotonic())
         if cap < MIN_CAP:
             break
     text = summary(stats, rounds, time.monotonic() - started, options.budget, failed, blobs)

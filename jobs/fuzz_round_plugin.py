@@ -2,7 +2,8 @@
 
 ``fuzz.py`` loads it with ``-p jobs.fuzz_round_plugin`` and sets
 ``FUZZ_ROUND_MAX_EXAMPLES``. After conftest.py has loaded the ``fuzz``
-profile, this re-registers ``fuzz`` with that cap and loads it again, so every
+profile, this re-registers ``fuzz`` with that cap (never above the profile's
+own ``max_examples``) and loads it again, so every
 test of the round (tests that scale their examples from the profile included)
 runs at most that many examples, and a round's length can be chosen to fit the
 job's time budget. The profile keeps its name, so code that asks which
@@ -21,5 +22,6 @@ def pytest_configure(config):
     if not cap:
         return
     name = settings.get_current_profile_name()
-    settings.register_profile(name, settings.get_profile(name), max_examples=int(cap))
+    profile = settings.get_profile(name)
+    settings.register_profile(name, profile, max_examples=min(int(cap), profile.max_examples))
     settings.load_profile(name)

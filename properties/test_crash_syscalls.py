@@ -25,7 +25,6 @@ Without a working strace the tests skip, naming the install command; with
 ``CI`` set a missing strace is an error.
 """
 
-import asyncio
 import os
 
 import pytest

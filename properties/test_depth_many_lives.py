@@ -22,7 +22,6 @@ from its file) opens each store and must read the model's state, and so must
 a connection of the test's own.
 """
 
-import asyncio
 import contextlib
 import json
 import os
@@ -68,7 +67,7 @@ print(json.dumps(states))
 
 
 def _replay_expected(log, last, limit):
-    first, final = log[0][0], log[-1][0]
+    first = log[0][0]
     if last < first - 1:
         return "resync"
     return [event for event in log if event[0] > last][:limit]

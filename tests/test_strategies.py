@@ -10,7 +10,6 @@ import math
 import unicodedata
 
 from hypothesis import Phase, find, given, settings
-from hypothesis import strategies as st
 
 from resume.testing import grammar
 from resume.testing import strategies as sts

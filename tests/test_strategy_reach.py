@@ -13,7 +13,6 @@ dev runs of each strategy, measured on 2026-12-03, missed no end.)
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from resume.testing import strategies as sts
 from resume.testing import timeouts

@@ -28,7 +28,6 @@ Stores for these runs must be on a real disk folder (not /dev/shm), so that
 SQLite's syncs are real ones; ``disk_folder()`` makes one.
 """
 
-import asyncio
 import contextlib
 import dataclasses
 import functools
@@ -39,7 +38,7 @@ import sqlite3
 import subprocess
 import tempfile
 
-from resume.testing import receiver
+from resume.testing import receiver, store
 
 KINDS = ("pwrite64", "fdatasync", "sendto", "recvfrom")
 STORE_KINDS = ("pwrite64", "fdatasync")
@@ -204,49 +203,24 @@ async def run(impl_path, port, db_path, point=None, *, timeout=10.0):
         argv = ["strace", "-f", "-qq", "-s", "256", "-o", trace, "-e", "trace=openat," + ",".join(KINDS)]
         if point is not None:
             argv += ["-e", point.option()]
-        argv += ["--", *receiver.command(impl_path, port, db_path, timeout=timeout)]
-        process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=receiver.environment())
-        try:
-            out, err = await process.communicate()
-        except BaseException:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            raise
+        code, out, err = await receiver.run(impl_path, port, db_path, wrapper=[*argv, "--"], timeout=timeout)
         with open(trace, encoding="ascii", errors="replace") as lines:
             calls = timeline(lines.read())
-    return Run(process.returncode, out.decode(errors="replace"), err.decode(errors="replace"), calls)
+    return Run(code, out, err, calls)
 
 
 def read_store(path):
     """``(last, total, {seq: delta})`` as the next opener finds the store: (-1, 0, {}) if not set up yet.
 
-    It reads a COPY of the store and its journal, so the store itself is left
-    exactly as the crash left it, for the next receiver to recover (or not).
-    The copy is read by a read-write connection of the test's own, which, as
-    SQLite does for any next opener, first rolls back a hot journal.
+    Through ``store.read_as_recovered``: a copy is read, so the store itself
+    is left exactly as the crash left it, for the next receiver to recover (or not).
     """
-    if not os.path.exists(path):
+    found = store.read_as_recovered(path)
+    if found is None:
         return -1, 0, {}
-    with tempfile.TemporaryDirectory(prefix="resume-store-copy-") as folder:
-        copy = os.path.join(folder, "store.db")
-        for suffix in ("", "-journal", "-wal"):
-            if os.path.exists(f"{path}{suffix}"):
-                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
-        return _read(copy)
-
-
-def _read(path):
-    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
-        tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone() \
-            if "checkpoint" in tables else None
-        ledger = dict(con.execute("SELECT seq, delta FROM ledger")) if "ledger" in tables else {}
-    if row is None:
-        return -1, 0, ledger  # a crash inside open_store: no checkpoint yet is the old state
-    return row[0], row[1], ledger
+    if found.state is None:
+        return -1, 0, found.ledger  # a crash inside open_store: no checkpoint yet is the old state
+    return found.last, found.total, found.ledger
 
 
 def consistency(path, log, acks=()):

@@ -38,10 +38,13 @@ def environment():
     return env
 
 
-async def run(impl_path, port, db_path, **options):
-    """Run one receiver to its end; return ``(returncode, stdout, stderr)`` as text."""
+async def run(impl_path, port, db_path, *, wrapper=(), **options):
+    """Run one receiver to its end; return ``(returncode, stdout, stderr)`` as text.
+
+    ``wrapper``: argv put before the receiver's own (``strace ... --``, say).
+    """
     process = await asyncio.create_subprocess_exec(
-        *command(impl_path, port, db_path, **options),
+        *wrapper, *command(impl_path, port, db_path, **options),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -8,6 +8,9 @@ independent of the implementation's ``state()``. Its connections wait at most
 * ``read(path)``: a ``Snapshot`` through a connection of the test's own,
   opened READ-ONLY (an SQLite ``mode=ro`` URI) and closed at once. It never
   creates a file: a missing store is ``sqlite3.OperationalError``.
+* ``read_as_recovered(path)``: the store as the NEXT opener finds it, after
+  SQLite's own recovery rolled back a hot journal; read from a copy, so the
+  file stays exactly as a crash left it, for the next receiver to recover.
 * ``temp_store_path()``: a path for a new store in a fresh temporary folder.
   Each Hypothesis example needs its own store: use it inside the test body
   (function-scoped pytest fixtures are not reset between examples).
@@ -19,6 +22,7 @@ independent of the implementation's ``state()``. Its connections wait at most
 import contextlib
 import os
 import pathlib
+import shutil
 import sqlite3
 import tempfile
 import typing
@@ -59,6 +63,33 @@ def read(path):
             contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.BUSY_TIMEOUT)) as con:
         checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall()
         ledger = dict(con.execute("SELECT seq, delta FROM ledger ORDER BY seq"))
+    state = tuple(checkpoints[0][1:]) if [row[0] for row in checkpoints] == [1] else None
+    return Snapshot(state, ledger)
+
+
+def read_as_recovered(path):
+    """A Snapshot of the store at ``path`` as the next opener finds it; None if there is no file.
+
+    A read-only connection cannot roll back a hot journal (the leftovers of a
+    writer killed mid-commit), so this copies the store, its journal and its
+    WAL to a temporary folder and reads the copy through a read-write
+    connection of its own, which, as SQLite does for any next opener, first
+    rolls the journal back. A table not created yet (a crash inside
+    ``open_store``) reads as empty: ``state`` None, ``ledger`` ``{}``.
+    """
+    if not os.path.exists(path):
+        return None
+    with tempfile.TemporaryDirectory(prefix="resume-store-copy-") as folder:
+        copy = os.path.join(folder, "store.db")
+        for suffix in ("", "-journal", "-wal"):
+            if os.path.exists(f"{path}{suffix}"):
+                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
+        with busy.lock_is_a_finding(copy), contextlib.closing(
+                sqlite3.connect(_uri(copy, "rw"), uri=True, isolation_level=None, timeout=busy.BUSY_TIMEOUT)) as con:
+            tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall() \
+                if "checkpoint" in tables else []
+            ledger = dict(con.execute("SELECT seq, delta FROM ledger ORDER BY seq")) if "ledger" in tables else {}
     state = tuple(checkpoints[0][1:]) if [row[0] for row in checkpoints] == [1] else None
     return Snapshot(state, ledger)
 
