@@ -10,13 +10,10 @@ The figures go into docs/BENCHMARKS.md by hand; nothing here is a timed test.
 """
 
 import argparse
-import os
 import re
-import subprocess
 import sys
-import time
 
-from resume.testing import check
+from resume.testing import runner
 
 FILES = ["properties/test_crash_syscalls.py", "properties/test_crash_statements.py",
          "stateful/test_crash_points.py"]
@@ -25,16 +22,13 @@ _FIGURE = re.compile(r"^(crash points: .*|EIO injected: .*|ENOSPC injected: .*|S
 
 def measure(profile, impl=None, files=FILES):
     """``(seconds, exit code, [figure lines], pytest's last line)`` of one run under ``profile``."""
-    env = dict(os.environ, HYPOTHESIS_PROFILE=profile)
-    command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--durations=0", *files]
+    args = ["-q", "-s", "-p", "no:cacheprovider", "--durations=0", *files]
     if impl:
-        command.insert(3, f"--impl={impl}")
-    started = time.monotonic()
-    done = subprocess.run(command, cwd=check.ROOT, env=env, capture_output=True, text=True)
-    seconds = time.monotonic() - started
-    lines = done.stdout.strip().splitlines()
+        args.insert(0, f"--impl={impl}")
+    done = runner.run(args, profile=profile)
+    lines = done.output.strip().splitlines()
     durations = [line for line in lines if re.match(r"^\d+\.\d+s call ", line)]
-    return seconds, done.returncode, _FIGURE.findall(done.stdout), durations, (lines or [""])[-1]
+    return done.wall, done.returncode, _FIGURE.findall(done.output), durations, (lines or [""])[-1]
 
 
 def main(argv=None):

@@ -16,13 +16,10 @@ reached in each of the ``--runs`` runs. It asserts nothing.
 
 import argparse
 import collections
-import os
 import re
-import subprocess
 import sys
-import tempfile
 
-from resume.testing import check
+from resume.testing import runner
 
 DEPTH_TESTS = [
     "properties/test_depth_long_runs.py",
@@ -37,15 +34,11 @@ _DURATION = re.compile(r"^([\d.]+)s call\s+(\S+)$")
 
 def run_once(profile):
     """``({test: seconds}, {test: {event: percent}})`` of one run under ``profile``."""
-    with tempfile.TemporaryDirectory(prefix="resume-depth-db-") as storage:
-        env = dict(os.environ, HYPOTHESIS_PROFILE=profile, HYPOTHESIS_STORAGE_DIRECTORY=storage)
-        env.pop("CI", None)
-        done = subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=0",
-             "--hypothesis-show-statistics", *DEPTH_TESTS],
-            cwd=check.ROOT, env=env, capture_output=True, text=True)
+    # A fresh example database each run (the runner's default).
+    done = runner.run(["-q", "-p", "no:cacheprovider", "--durations=0", "--hypothesis-show-statistics",
+                       *DEPTH_TESTS], profile=profile)
     seconds, events, test = {}, collections.defaultdict(dict), None
-    for line in done.stdout.splitlines():
+    for line in done.output.splitlines():
         if found := _TEST.match(line):
             test = found[1]
         elif (found := _EVENT.match(line)) and test and not found[2].startswith(("Retried", "gave up")):
@@ -53,7 +46,7 @@ def run_once(profile):
         elif found := _DURATION.match(line.strip()):
             seconds[found[2]] = float(found[1])
     if done.returncode != 0:
-        print(done.stdout[-3000:], file=sys.stderr)
+        print(done.output[-3000:], file=sys.stderr)
     return seconds, events
 
 
