@@ -49,6 +49,7 @@ from hypothesis import strategies as st  # noqa: E402
 from resume.testing import grammar, loader, runner, stores  # noqa: E402
 
 SECTIONS = ("suite", "catch", "strategies", "commits")
+KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
 COMMAND = "python -m jobs.bench"
 SUITE = ["properties", "stateful"]
 SUITE_TIMEOUT = 900  # seconds; a suite run longer than this is reported as such
@@ -453,7 +454,11 @@ def main(argv=None):
     text = report(figures, only)
     print(text)
     if not options.no_write:
-        (PROJECT_ROOT / "docs" / "BENCHMARKS.md").write_text(text)
+        target = PROJECT_ROOT / "docs" / "BENCHMARKS.md"
+        # Sections measured by jobs of their own (crash points, depth) stand
+        # below KEPT_MARKER; a new run of this job keeps them as they are.
+        kept = target.read_text().partition(KEPT_MARKER)[2] if target.exists() else ""
+        target.write_text(text + ("\n" + KEPT_MARKER + kept if kept else ""))
         print(f"[bench] written to {PROJECT_ROOT / 'docs' / 'BENCHMARKS.md'}", file=sys.stderr)
     return 0
 
