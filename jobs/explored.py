@@ -36,6 +36,8 @@ from hypothesis.stateful import RuleBasedStateMachine
 
 from resume.testing import strategies
 
+# Events Hypothesis records by itself (filters retried, runs given up): not the suite's mix.
+HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test because")
 _STEP = re.compile(r"^(?:\w+ = )?state\.(\w+)\(", re.MULTILINE)
 
 
@@ -77,7 +79,9 @@ class Explored:
     def add(self, record):
         self.cases += 1
         self.failed += record.get("status") == "failed"
-        self.events.update(list(record.get("features") or {}))
+        # Hypothesis's own notes (a filter retried, a run given up) are not the suite's mix.
+        self.events.update(label for label in (record.get("features") or {})
+                           if not label.startswith(HYPOTHESIS_OWN_EVENTS))
         steps = _STEP.findall(record.get("representation") or "")
         self.steps.update(steps)
         self.runs_with.update(set(steps))

@@ -25,7 +25,9 @@ It prints each round's pytest output with ``--hypothesis-show-statistics``
 summary over all rounds. Exit status: 0 if nothing failed, 1 if a test
 failed, pytest's own code (2-5) if a round could not run.
 
-Arguments after ``--`` go to pytest (test paths, ``--impl=PATH``, ``-k``...).
+Arguments after ``--`` go to pytest (test paths, ``--impl=PATH``, ``-k``...);
+without a test path the job fuzzes ``properties/`` and ``stateful/`` (give
+options their value with ``=``, or it is taken for a path).
 
 A failure prints Hypothesis's shrunk counterexample in its round's output
 (the ``fuzz`` profile has ``print_blob``), and the summary repeats each
@@ -54,8 +56,8 @@ MIN_CAP = 5  # a round smaller than this is not worth starting
 GROWTH = 4  # a round's cap grows at most this much over the last one
 STOP_GRACE = 10.0  # seconds between SIGINT and SIGKILL when a round overruns
 SAFETY = 0.6  # plan a round to take this share of what is left (runs vary a lot)
-# Events Hypothesis records by itself (filters retried, runs given up): not the suite's mix.
-HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test because")
+# The contract's suite; tests/ checks this project's own tools, not the implementation.
+SUITE = ["properties", "stateful"]
 BLOB = re.compile(r"@reproduce_failure\([^)]*\)")  # print_blob's line, per failure
 
 
@@ -112,7 +114,7 @@ def summary(stats, rounds, spent, budget, failed, blobs=()):
         test = stats[nodeid]
         lines.append(f"{test.total_cases:>7} {test.failing:>5}  {nodeid}")
         top = sorted(((event, count) for event, count in test.events.items()
-                      if not event.startswith(HYPOTHESIS_OWN_EVENTS)), key=lambda item: -item[1])
+                      if not event.startswith(explored.HYPOTHESIS_OWN_EVENTS)), key=lambda item: -item[1])
         if top:
             lines.append(" " * 15 + "events: " + "; ".join(f"{event[:50]} x{count}" for event, count in top[:5]))
     total = sum(test.total_cases for test in stats.values())
@@ -131,6 +133,9 @@ def main(argv=None):
     parser.add_argument("--summary", metavar="FILE", help="also write the summary to FILE")
     parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
     options = parser.parse_args(argv)
+    if not any(not arg.startswith("-") for arg in options.pytest_args):
+        # No test path given (an option's value goes with `=`: --impl=PATH): the contract's suite.
+        options.pytest_args += SUITE
     # `timeout` and CI runners stop a job with SIGTERM: unwind like Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
