@@ -1,6 +1,6 @@
 """``resume check``'s report of a state machine failure: the steps whole, the notes, the assertion.
 
-The claims of tests/test_check_report.py, for two protocol-level known bugs
+The claims of quality/test_check_report.py, for two protocol-level known bugs
 caught by stateful/ (the example is then the machine's steps). Selected with
 ``python -m pytest -m quality quality/``, like the meta-test: a state machine
 takes 10-30 s to catch a bug here, too long for the default suite's minute.
@@ -8,7 +8,7 @@ takes 10-30 s to catch a bug here, too long for the default suite's minute.
 
 import pytest
 
-from tests.test_check_report import assert_complete_report, run_check
+from quality.test_check_report import assert_complete_report, run_check
 
 pytestmark = pytest.mark.quality
 

@@ -17,8 +17,9 @@ each report:
 The four checks run two at a time (each is a pytest process: 2-4 s of CPU;
 these four bugs were picked among the cheapest to catch of their steps).
 The same claims for a state machine's report (its steps as the example) are
-in quality/test_check_report_machines.py: a state machine takes too long to
-catch a bug for the default suite's minute.
+in quality/test_check_report_machines.py. Like every test that runs the
+suite against known bugs, these are meta-tests (``-m quality``, run by
+``.ci/run``): they would take a tenth of the default suite's minute.
 """
 
 import concurrent.futures
@@ -31,6 +32,8 @@ import pytest
 from quality import bugs as known
 from quality import meta
 from resume.testing import check
+
+pytestmark = pytest.mark.quality
 
 # (bug, the step check runs, a fragment of its counterexample any faithful
 # test of that step must show): fragments are facts about the bug itself.
