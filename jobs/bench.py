@@ -46,7 +46,7 @@ sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resume.testing import grammar, loader, runner, stores  # noqa: E402
+from resume.testing import loader, model, runner, stores  # noqa: E402
 
 SECTIONS = ("suite", "catch", "strategies", "commits")
 KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
@@ -180,7 +180,7 @@ SEARCH_MAX_EXAMPLES = 10000  # a search that has not caught the bug by then give
 SEARCH_MAX_SECONDS = 3.0  # ... and so does one that has run this long
 
 def agrees(impl, line):
-    expected = grammar.parse(line)  # the suite's one grammar oracle
+    expected = model.parse(line)  # the suite's one grammar oracle
     try:
         got = impl.parse_line(line)
     except ValueError:
@@ -382,7 +382,7 @@ def report(figures, only):
             out += [f"To be filled: {why}."]
         else:
             out += ["Property: `parse_line(line)` raises ValueError exactly when the suite's grammar oracle",
-                    "(`resume.testing.grammar`) rejects `line`, and otherwise returns the grammar's tuple. Each search is Hypothesis's",
+                    "(`resume.testing.model`) rejects `line`, and otherwise returns the grammar's tuple. Each search is Hypothesis's",
                     f"generate phase alone (no database, no shrinking), seeds {', '.join(map(str, SEEDS))}; it gives up at "
                     f"{SEARCH_MAX_EXAMPLES} examples or {SEARCH_MAX_SECONDS:.0f} s. Medians over the seeds; a search that gave up",
                     "counts with what it spent, and `>` marks a median that is only a lower bound.",

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from resume.publisher import HOST, Publisher
-from resume.testing import grammar, loader, receiver, store
+from resume.testing import loader, model, receiver, store
 from resume.testing.machine import AsyncRuleBasedStateMachine
 from resume.testing.strategies import DELTA_MAX, FRAME_MAX, deltas, frame
 from stateful.model import Model
@@ -188,7 +188,7 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         """Move the model by the events the publisher sent; return their seqs (the ACKs a correct receiver writes)."""
         raw = session.plan.raw
         raw_sent = bool(raw) and session.sent[-1:] == [raw]
-        events = [grammar.parse(line) for line in (session.sent[:-1] if raw_sent else session.sent)]
+        events = [model.parse(line) for line in (session.sent[:-1] if raw_sent else session.sent)]
         for seq, delta in events:
             verdict = self.model.receive(seq, delta)
             assert verdict in ("applied", "duplicate"), f"the publisher sent {verdict} {seq} {delta}"

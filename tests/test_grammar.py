@@ -1,4 +1,4 @@
-"""The grammar oracle (``resume.testing.grammar.parse``) at every boundary of SPEC.md's frame.
+"""The grammar oracle (``resume.testing.model.parse``) at every boundary of SPEC.md's frame.
 
 The oracle judges every implementation's ``parse_line``, so it must be right
 first: a fixed example on each side of each rule (a bound, a separator, a
@@ -7,7 +7,7 @@ digit, a sign, the line's end, the length, the type).
 
 import pytest
 
-from resume.testing.grammar import parse
+from resume.testing.model import parse
 
 
 class Line(bytes):

@@ -11,7 +11,7 @@ import unicodedata
 
 from hypothesis import Phase, find, given, settings
 
-from resume.testing import grammar
+from resume.testing import model
 from resume.testing import strategies as sts
 from resume.testing import timeouts
 
@@ -31,7 +31,7 @@ def test_a_foreign_digit_frame_always_holds_a_non_ascii_digit_and_is_no_frame():
     @given(sts.foreign_digit_frames())
     def check(line):
         assert foreign_digits(line), line
-        assert grammar.parse(line) is None
+        assert model.parse(line) is None
 
     check()
 

@@ -34,12 +34,9 @@ import unicodedata
 from hypothesis import event
 from hypothesis import strategies as st
 
-SEQ_MIN, SEQ_MAX = 0, 2147483647
-DELTA_MIN, DELTA_MAX = -1000, 1000
-LAST_MIN = -1
-LIMIT_MIN, LIMIT_MAX = 1, 16
-LOG_MAX = 128
-FRAME_MAX = 64  # bytes, the final LF included
+from resume.testing.model import (  # noqa: F401 - re-exported: the bounds, stated once in the model
+    DELTA_MAX, DELTA_MIN, FRAME_MAX, LAST_MIN, LIMIT_MAX, LIMIT_MIN, LOG_MAX, SEQ_MAX, SEQ_MIN, frame,
+)
 
 # ---------------------------------------------------------------- valid values
 
@@ -55,9 +52,6 @@ def deltas():
     return st.integers(DELTA_MIN, DELTA_MAX) | st.sampled_from([0, 1, -1, DELTA_MAX, DELTA_MIN])
 
 
-def frame(seq, delta):
-    """The one valid frame for ``(seq, delta)``."""
-    return b"EVENT %d %d\n" % (seq, delta)
 
 
 def events():
@@ -361,7 +355,20 @@ FRAME_MALFORMATIONS = {
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
 
 
-NON_BYTES_KINDS = ["str", "bytearray", "memoryview", "int", "None", "list"]
+NON_BYTES_KINDS = ["str", "bytearray", "memoryview", "int", "None", "list", "bool", "float", "bytes-like object"]
+
+
+class _Framed:
+    """An object that converts to a frame with ``bytes()`` but is not bytes."""
+
+    def __init__(self, line):
+        self.line = line
+
+    def __bytes__(self):
+        return self.line
+
+    def __repr__(self):
+        return f"<object whose bytes() is {self.line!r}>"
 
 
 @st.composite
@@ -376,6 +383,9 @@ def non_bytes_frames(draw, kind=None):
         "int": lambda: draw(seqs()),
         "None": lambda: None,
         "list": lambda: list(good),
+        "bool": lambda: True,
+        "float": lambda: 1.0,
+        "bytes-like object": lambda: _Framed(good),
     }[kind]()
 
 
@@ -881,3 +891,23 @@ def frames_at_ends(draw, shape=None):
         ("frame length high", (seq, delta) == (SEQ_MAX, DELTA_MIN)),
     ] if hit} if valid else {shape}
     return _record(ends), line, (seq, delta) if valid else None
+
+
+# ---------------------------------------------------------------- line: the whole domain
+
+LINE_KINDS = {
+    "valid frame": valid_frames(),
+    "bytes subclass": bytes_subclass_frames(),
+    **{f"malformed: {label}": strategy for label, strategy in FRAME_MALFORMATIONS.items()},
+    **{f"not bytes: {kind}": non_bytes_frames(kind) for kind in NON_BYTES_KINDS},
+    **{f"at the ends: {shape}": frames_at_ends(shape).map(lambda drawn: drawn[1]) for shape in FRAME_SHAPES},
+    "near miss": mutated_frames(),
+    "frame-shaped bytes": frame_like_bytes(),
+    "arbitrary bytes": st.binary(max_size=2 * FRAME_MAX),
+}
+"""The domain of ``parse_line``'s and ``consume_line``'s ``line``, one strategy per class of value."""
+
+
+def lines(kind=None):
+    """Any value a caller may pass as ``line``: ``kind`` (a key of LINE_KINDS), or all of them mixed."""
+    return LINE_KINDS[kind] if kind else st.sampled_from(sorted(LINE_KINDS)).flatmap(LINE_KINDS.__getitem__)

@@ -1,0 +1,206 @@
+"""One strategy per parameter of the seven steps, drawn from the whole domain a caller can pass.
+
+A test that draws a parameter here meets every class of value the
+parameter can take, valid or not, and asks ``resume.testing.model`` what
+must happen; nothing is filtered out because it is awkward.
+``docs/DOMAINS.md`` names the classes of each strategy and the tests that
+draw them. (Frames and logs, whose classes are the grammar's and the log's,
+are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
+
+* ``ints(low, high)``: the domain of an int parameter in ``low..high``
+  (seq, delta, last, limit): each end, inside, one past each end, far
+  outside, int subclasses (an ``IntEnum``, a user's subclass: ints, decision
+  14), ``bool``, floats (integral ones too), ``Decimal``, ``Fraction``,
+  numeric strings, None. ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``.
+* ``timeouts()``: tiny, ordinary and huge ints and floats, subnormals, ints
+  past float range, int and float subclasses, zero and negatives, NaN and
+  infinities, ``bool``, ``Fraction``, ``Decimal``, strings, None.
+* ``hooks(awaitable=...)``: a ``fault`` or ``before_ack``: None, a plain
+  function, one returning something that is neither None nor awaitable, a
+  falsy callable, one returning an awaitable, one raising each kind of
+  ``BaseException`` (directly or from its awaitable), and values that cannot
+  be called at all (decision 15).
+"""
+
+import asyncio
+import decimal
+import enum
+import fractions
+import sys
+
+from hypothesis import strategies as st
+
+from resume.testing import model
+
+
+class Number(enum.IntEnum):
+    """An ``IntEnum``: an int wherever the steps ask for one (decision 14)."""
+
+    ZERO = 0
+    ONE = 1
+
+
+class UserInt(int):
+    """A user's int subclass: an int (decision 14)."""
+
+    def __repr__(self):
+        return f"UserInt({int(self)})"
+
+
+class UserFloat(float):
+    """A user's float subclass: a float (decision 14)."""
+
+    def __repr__(self):
+        return f"UserFloat({float(self)})"
+
+
+def ints(low, high):
+    """Any value a caller may pass where the contract asks for an int in ``low..high``."""
+    inside = st.integers(low, high)
+    ends = st.sampled_from([low, high])
+    just_outside = st.sampled_from([low - 1, high + 1])
+    return st.one_of(
+        ends,
+        inside,
+        just_outside,
+        st.integers(max_value=low - 1) | st.integers(min_value=high + 1),
+        (ends | inside).map(UserInt),
+        st.sampled_from([m for m in Number if low <= m <= high] or [Number.ZERO]),
+        st.booleans(),
+        (ends | inside).map(float) | st.floats(),
+        (ends | inside).map(decimal.Decimal),
+        (ends | inside).map(fractions.Fraction),
+        (ends | inside).map(str),
+        st.none(),
+    )
+
+
+def seqs():
+    return ints(model.SEQ_MIN, model.SEQ_MAX)
+
+
+def deltas():
+    return ints(model.DELTA_MIN, model.DELTA_MAX)
+
+
+def lasts():
+    return ints(model.LAST_MIN, model.SEQ_MAX)
+
+
+def limits():
+    return ints(model.LIMIT_MIN, model.LIMIT_MAX)
+
+
+def timeouts(valid_max=30.0):
+    """Any value a caller may pass as ``timeout`` (decision 10); the valid ones at most ``valid_max`` s.
+
+    Valid timeouts are kept short enough to wait for (``valid_max``); the
+    huge valid ones (``1e300``, ``2**1000``) are in the domain too but only
+    where the test never waits for them (``timeouts(valid_max=None)``).
+    """
+    short = st.floats(min_value=0.05, max_value=valid_max or 30.0)
+    valid = [short, st.integers(1, int(valid_max or 30)), short.map(UserFloat), st.just(Number.ONE),
+             st.just(UserInt(1))]
+    if valid_max is None:
+        valid += [st.sampled_from([sys.float_info.min, 5e-324, 1e-9, 1e300, sys.float_info.max, 2**1000])]
+    invalid = st.one_of(
+        st.sampled_from([0, 0.0, -0.0, -1, -1.5, Number.ZERO, UserInt(0)]),
+        st.sampled_from([float("nan"), float("inf"), -float("inf"), UserFloat("nan")]),
+        st.just(2**1024),  # an int too large to become a float
+        st.booleans(),
+        st.sampled_from([fractions.Fraction(1, 2), decimal.Decimal("0.5"), decimal.Decimal("NaN")]),
+        st.sampled_from(["1", "1.0", None, [1], 1j]),
+    )
+    return st.one_of(*valid, invalid)
+
+
+# ---------------------------------------------------------------- hooks
+
+
+class HookFailure(Exception):
+    """The test's own exception class, raised by a drawn hook."""
+
+
+# Every kind of BaseException a hook may raise (decision 5 and step 6).
+HOOK_ERRORS = [HookFailure, RuntimeError, ValueError, TypeError, OSError, ConnectionResetError, TimeoutError,
+               KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit]
+
+
+class Hook:
+    """A drawn ``fault`` or ``before_ack``: what it does when called, and the calls it got.
+
+    The model and the implementation each get their own copy (``fresh()``)
+    that raises the same exception object, so the model's prediction can
+    name that very object.
+    """
+
+    def __init__(self, name, error=None, returns=None, awaitable=False):
+        self.name, self.error, self.returns, self.awaitable = name, error, returns, awaitable
+        self.calls = []
+        self.awaited = []
+        self.observer = None  # called first on every call: a test looks at the store at that moment
+
+    def fresh(self):
+        return type(self)(self.name, self.error, self.returns, self.awaitable)
+
+    def __call__(self, *args):
+        self.calls.append(args)
+        if self.observer is not None:
+            self.observer(*args)
+        if self.awaitable:
+            return self._later(args)
+        if self.error is not None:
+            raise self.error
+        return self.returns
+
+    async def _later(self, args):
+        await asyncio.sleep(0)
+        self.awaited.append(args)
+        if self.error is not None:
+            raise self.error
+        return self.returns
+
+    def __repr__(self):
+        return self.name
+
+
+class FalsyHook(Hook):
+    """A callable whose truth value is False: it must be called all the same (decision 15)."""
+
+    def __bool__(self):
+        return False
+
+
+def fresh(hook):
+    """A copy of a drawn hook for one more caller (a value that is not a Hook is itself)."""
+    return hook.fresh() if isinstance(hook, Hook) else hook
+
+
+NOT_CALLABLE = [0, "", b"x", [], 1.5, True]
+
+
+@st.composite
+def hooks(draw, awaitable=False, failing=True, none=True):
+    """A ``fault`` (``awaitable=False``) or a ``before_ack`` (``awaitable=True``: it may return one)."""
+    kinds = ["plain", "returns a value", "falsy callable", "not callable"]
+    kinds += ["None"] if none else []
+    kinds += ["raises"] if failing else []
+    if awaitable:
+        kinds += ["awaitable"] + (["awaitable raises"] if failing else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "None":
+        return None
+    if kind == "not callable":
+        return draw(st.sampled_from(NOT_CALLABLE))
+    if kind == "returns a value":
+        return Hook("a hook returning 42", returns=42)
+    if kind == "falsy callable":
+        return FalsyHook("a falsy callable hook")
+    if kind in ("raises", "awaitable raises"):
+        cls = draw(st.sampled_from(HOOK_ERRORS))
+        error = cls("raised by the test's hook")
+        where = "from its awaitable" if kind == "awaitable raises" else "when called"
+        return Hook(f"a hook raising {cls.__name__} {where}", error=error, awaitable=kind == "awaitable raises")
+    if kind == "awaitable":
+        return Hook("a hook returning an awaitable", awaitable=True)
+    return Hook("a plain hook")

@@ -1,0 +1,414 @@
+"""SPEC.md as executable code: what every call of the seven steps must do.
+
+Rule 1: everything the contract says lives in this file. Every bound
+(seq, delta, last, limit, the log's length, the frame's 64 bytes, the busy
+timeout, the 1 s closing fallback), the frame grammar, the cursor rule, what
+``replay`` returns and what a session commits, calls, writes and raises are
+stated here once; the strategies, the state machines and every property
+import them and compare an implementation's behaviour with the prediction.
+No test keeps a rule of its own.
+
+Theory of operation. A prediction is an ``Outcome``: the call returned a
+value (``Returned``) or raised an error of a kind (``Raised``), where the
+kinds are the contract's names (``"ValueError"``, ``"Gap"``, ``"Conflict"``,
+``"ResyncRequired"``, ``"OperationalError"``, ``"TimeoutError"``, ...). A
+failure that the contract says must propagate *as the very object* (a hook's
+or a fault's exception, a cancellation) is predicted as ``Raised`` with that
+object, and is compared by identity. ``outcome_of(impl, call)`` is the one
+mapping from what an implementation did to an ``Outcome``; ``expect``
+compares the two and says, in plain words, what differed.
+
+State lives in ``Store``: the cursor, the total and the ledger a correct
+store holds. ``Store.apply_event`` / ``consume_line`` / ``session`` move it
+exactly as SPEC.md's steps 3, 5 and 6 say; ``replay`` and ``parse_line`` are
+pure. Hooks (``fault``, ``before_ack``) are called BY the model at the moment
+the contract calls them, so a hook that raises, or cannot be called at all
+(decision 15), gives the model the same failure it gives the implementation.
+
+The transitions of the cursor rule (step 3, decisions 4 and 6)::
+
+    seq == last + 1            -> applied: row, total, fault(), last; True
+    seq <= last, same delta    -> duplicate: nothing changes; False
+    seq <= last, other or none -> Conflict, nothing changes
+    seq >  last + 1            -> Gap, nothing changes
+"""
+
+import dataclasses
+import inspect
+import math
+import sqlite3
+
+# ------------------------------------------------------------ the bounds
+
+SEQ_MIN, SEQ_MAX = 0, 2147483647  # step 1
+DELTA_MIN, DELTA_MAX = -1000, 1000  # step 1
+LAST_MIN = -1  # step 4: the cursor of an empty store
+LIMIT_MIN, LIMIT_MAX = 1, 16  # step 4
+LOG_MIN, LOG_MAX = 1, 128  # step 4: events in replay's log
+FRAME_MAX = 64  # step 1 and decision 2: bytes, the final LF included
+READER_LIMIT = 64  # step 7: asyncio.open_connection(host, port, limit=64)
+BUSY_TIMEOUT = 1.0  # step 2 and decision 3: seconds; PRAGMA busy_timeout reads 1000
+CLOSE_FALLBACK = 1.0  # decision 10: the closing wait's bound after an invalid timeout
+INITIAL_STATE = (LAST_MIN, 0)  # step 2: the checkpoint row (1, -1, 0)
+
+# The contract's exception names that a caller can catch (steps 3 and 4).
+CONTRACT_ERRORS = ("Gap", "Conflict", "ResyncRequired")
+
+
+def is_int(value):
+    """An ``int`` (subclasses too, decision 14) that is not a ``bool`` (decision 1)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_int_in(value, low, high):
+    return is_int(value) and low <= value <= high
+
+
+def is_seq(value):
+    return is_int_in(value, SEQ_MIN, SEQ_MAX)
+
+
+def is_delta(value):
+    return is_int_in(value, DELTA_MIN, DELTA_MAX)
+
+
+def is_valid_timeout(timeout):
+    """Decision 10: an int or float (subclasses too), not bool, with 0 < timeout < inf."""
+    if not is_int(timeout) and not isinstance(timeout, float):
+        return False
+    try:
+        seconds = float(timeout)
+    except OverflowError:  # an int too large to become a float
+        return False
+    return 0 < seconds < math.inf  # NaN compares False
+
+
+def closing_bound(timeout):
+    """The bound of the closing wait: the timeout, or 1 s after an invalid one (decision 10)."""
+    return timeout if is_valid_timeout(timeout) else CLOSE_FALLBACK
+
+
+# ------------------------------------------------------------ outcomes
+
+
+@dataclasses.dataclass(frozen=True)
+class Returned:
+    """The call returned ``value``."""
+
+    value: object
+
+    def __str__(self):
+        return f"returns {self.value!r}"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Raised:
+    """The call raised an error of ``kind``; if ``error`` is given, that very object."""
+
+    kind: str
+    error: BaseException | None = None
+
+    def __eq__(self, other):
+        if not isinstance(other, Raised) or other.kind != self.kind:
+            return False
+        if self.error is None or other.error is None:
+            return True
+        return self.error is other.error
+
+    __hash__ = None
+
+    def __str__(self):
+        if self.error is not None:
+            return f"raises that very {type(self.error).__name__}({str(self.error)!r})"
+        return f"raises {self.kind}"
+
+
+def propagates(error):
+    """The outcome of a failure the contract lets through unchanged (decisions 5, 11, 15)."""
+    return Raised(kind_of_class(type(error)), error)
+
+
+def hook_failed(hook, error):
+    """The outcome when calling ``hook`` raised ``error`` (decisions 5 and 15).
+
+    A hook's own exception propagates as that very object; a value that
+    cannot be called fails with a TypeError of the caller's own making.
+    """
+    return propagates(error) if callable(hook) else Raised("TypeError")
+
+
+def kind_of_class(cls, impl=None):
+    """The contract's name for an exception class: the impl's own classes first."""
+    if impl is not None:
+        for name in CONTRACT_ERRORS:
+            if issubclass(cls, getattr(impl, name)):
+                return name
+    for base in (ValueError, sqlite3.OperationalError, TimeoutError, ConnectionError):
+        if issubclass(cls, base):
+            return base.__name__
+    return cls.__name__
+
+
+def outcome_of(impl, call, *args, **kwargs):
+    """What ``call(*args, **kwargs)`` did, as an ``Outcome`` (the one exception mapping).
+
+    Every ``BaseException`` is caught, ``KeyboardInterrupt`` and
+    cancellation included: a fault may raise them on purpose (decision 5).
+    """
+    try:
+        return Returned(call(*args, **kwargs))
+    except BaseException as error:  # noqa: BLE001 - the outcome is the point
+        return Raised(kind_of_class(type(error), impl), error)
+
+
+async def async_outcome_of(impl, awaitable):
+    """``outcome_of`` for a coroutine: what awaiting it did."""
+    try:
+        return Returned(await awaitable)
+    except BaseException as error:  # noqa: BLE001
+        return Raised(kind_of_class(type(error), impl), error)
+
+
+def expect(got, expected, what):
+    """Assert that outcome ``got`` is the predicted ``expected``, saying ``what`` was called."""
+    assert got == expected, f"{what}: expected it {expected}, but it {got}"
+
+
+# ------------------------------------------------------------ step 1
+
+_DIGITS = frozenset(b"0123456789")
+
+
+def frame(seq, delta):
+    """The frame of event ``(seq, delta)``: ``b"EVENT <seq> <delta>\\n"``."""
+    return b"EVENT %d %d\n" % (seq, delta)
+
+
+def ack(seq):
+    """The ACK ``consume_line`` returns for ``seq`` (step 5)."""
+    return b"ACK %d\n" % seq
+
+
+def resume_line(last):
+    """What ``run_client`` writes first (step 7)."""
+    return b"RESUME %d\n" % last
+
+
+def parse(line):
+    """``(seq, delta)`` if ``line`` is a frame (step 1, decisions 2 and 13), else None.
+
+    Read byte by byte, with none of ``int()``'s tolerance: ``bytes``
+    (subclasses too), at most 64 bytes with the LF, one line ending in LF,
+    ``EVENT``, seq and delta separated by exactly one space, ASCII digits, no
+    leading zero but ``0`` itself, a minus sign only on a non-zero delta.
+    """
+    if not isinstance(line, bytes) or len(line) > FRAME_MAX:
+        return None
+    if not line.endswith(b"\n") or line.count(b"\n") != 1:
+        return None
+    parts = line[:-1].split(b" ")
+    if len(parts) != 3 or parts[0] != b"EVENT":
+        return None
+    seq = _natural(parts[1])
+    negative = parts[2].startswith(b"-")
+    magnitude = _natural(parts[2][1:] if negative else parts[2])
+    if seq is None or magnitude is None or (negative and magnitude == 0):
+        return None
+    delta = -magnitude if negative else magnitude
+    return (seq, delta) if is_seq(seq) and is_delta(delta) else None
+
+
+def _natural(text):
+    """The value of a run of ASCII digits without a leading zero, else None."""
+    if not text or not set(text) <= _DIGITS or (len(text) > 1 and text[0] == ord("0")):
+        return None
+    return int(text)
+
+
+def parse_line(line):
+    """Step 1: ``(seq, delta)`` for a frame, ValueError for anything else."""
+    parsed = parse(line)
+    return Raised("ValueError") if parsed is None else Returned(parsed)
+
+
+# ------------------------------------------------------------ step 4
+
+
+def replay(events, last, limit):
+    """Step 4 and decision 7: the outcome of ``replay(events, last, limit)``.
+
+    ValueError for: not a list; not 1..128 items; an item that is not a
+    2-tuple of a seq and a delta; seqs not consecutive and ascending; ``last``
+    not an int in -1..2147483647 or past the final seq; ``limit`` not an int
+    in 1..16. All of that over the whole input before ResyncRequired
+    (``last < first - 1``). Else the items with seqs ``last + 1`` on, at most
+    ``limit`` of them.
+    """
+    if not isinstance(events, list) or not LOG_MIN <= len(events) <= LOG_MAX:
+        return Raised("ValueError")
+    for index, item in enumerate(events):
+        if not (isinstance(item, tuple) and len(item) == 2 and is_seq(item[0]) and is_delta(item[1])):
+            return Raised("ValueError")
+        if index and item[0] != events[index - 1][0] + 1:
+            return Raised("ValueError")
+    first, final = events[0][0], events[-1][0]
+    if not is_int_in(last, LAST_MIN, SEQ_MAX) or last > final or not is_int_in(limit, LIMIT_MIN, LIMIT_MAX):
+        return Raised("ValueError")
+    if last < first - 1:
+        return Raised("ResyncRequired")
+    start = last + 1 - first
+    return Returned([tuple(item) for item in events[start:start + limit]])
+
+
+# ------------------------------------------------------------ steps 2, 3, 5, 6: the store
+
+
+def decide(last, ledger, seq, delta):
+    """The cursor rule: "applied", "duplicate", "conflict" or "gap" (step 3, decision 6)."""
+    if seq == last + 1:
+        return "applied"
+    if seq > last + 1:
+        return "gap"
+    return "duplicate" if ledger.get(seq) == delta else "conflict"
+
+
+_ERROR_OF_DECISION = {"gap": "Gap", "conflict": "Conflict"}
+
+
+@dataclasses.dataclass
+class Store:
+    """What a correct store holds: the cursor, the total and the ledger ``{seq: delta}``.
+
+    A store that another writer made may hold a checkpoint whose total is
+    not the sum of its ledger, and a ledger with rows missing below the
+    cursor: the model keeps what it was given (steps 2 and 3 never rewrite
+    it) and goes on from there.
+    """
+
+    last: int = LAST_MIN
+    total: int = 0
+    ledger: dict = dataclasses.field(default_factory=dict)
+
+    def state(self):
+        """Step 2: ``(last, total)``."""
+        return self.last, self.total
+
+    def copy(self):
+        return Store(self.last, self.total, dict(self.ledger))
+
+    def snapshot(self):
+        """``((last, total), ledger)``: what a reader of the store file sees."""
+        return (self.last, self.total), dict(sorted(self.ledger.items()))
+
+    def decide(self, seq, delta):
+        return decide(self.last, self.ledger, seq, delta)
+
+    def apply_event(self, seq, delta, fault=None):
+        """Step 3: the outcome of ``apply_event(con, seq, delta, fault)``; the store moves if it applied.
+
+        ``fault`` is called here, at the contract's moment (after the row and
+        the total, before the cursor: ``at_fault`` is the store it sees);
+        whatever it raises propagates and nothing changes (decision 5), a
+        non-callable included (decision 15).
+        """
+        if not (is_seq(seq) and is_delta(delta)):
+            return Raised("ValueError")
+        decision = self.decide(seq, delta)
+        if decision in _ERROR_OF_DECISION:
+            return Raised(_ERROR_OF_DECISION[decision])
+        if decision == "duplicate":
+            return Returned(False)
+        if fault is not None:
+            try:
+                fault()
+            except BaseException as error:  # noqa: BLE001 - decision 5: any BaseException
+                return hook_failed(fault, error)
+        self.ledger[seq] = delta
+        self.last, self.total = seq, self.total + delta
+        return Returned(True)
+
+    def at_fault(self, seq, delta):
+        """The store as ``fault`` sees it inside the transaction of ``(seq, delta)`` (step 3's order)."""
+        return Store(self.last, self.total + delta, {**self.ledger, seq: delta})
+
+    def consume_line(self, line, fault=None):
+        """Step 5: ``b"ACK <seq>\\n"`` once committed (a duplicate too), else step 1's or 3's error."""
+        parsed = parse(line)
+        if parsed is None:
+            return Raised("ValueError")
+        outcome = self.apply_event(*parsed, fault)
+        return Returned(ack(parsed[0])) if isinstance(outcome, Returned) else outcome
+
+    async def session(self, lines, ending=None, timeout=1.0, before_ack=None):
+        """Step 6: what ``consume_session`` does with a peer that sends ``lines`` and then ``ending``.
+
+        ``lines`` are the lines ``readline`` returns, in order (a line without
+        a final LF is what readline returns at EOF mid-frame: decision 9).
+        ``ending`` is what ends the stream after them: None for EOF; the kind
+        of error a read ends with (``"TimeoutError"`` for a silent peer,
+        ``"ValueError"`` for a line over the reader's limit,
+        ``"ConnectionError"`` for a reset); or an exception object that the
+        read raises (a cancellation, a fault injected), which propagates as
+        that very object. ``before_ack`` is
+        called and its awaitable awaited here, as the contract says
+        (decision 8), so its failures are the model's too.
+
+        Returns a ``Session``: the ACKs written, the before_ack calls, the
+        outcome before the connection is reclaimed, and the closing bound.
+        """
+        result = Session(closing_bound=closing_bound(timeout))
+        if not is_valid_timeout(timeout):
+            result.outcome = Raised("ValueError")
+            return result
+        for line in lines:
+            outcome = self.consume_line(line)
+            if isinstance(outcome, Raised):
+                result.outcome = outcome
+                return result
+            seq = parse(line)[0]
+            if before_ack is not None:
+                result.calls.append(seq)
+                try:
+                    returned = before_ack(seq)
+                    if inspect.isawaitable(returned):
+                        await returned
+                except BaseException as error:  # noqa: BLE001 - step 6: errors propagate
+                    result.outcome = hook_failed(before_ack, error)
+                    return result
+            result.acks.append(outcome.value)
+        if ending is None:
+            result.outcome = Returned(self.state())
+        else:
+            result.outcome = Raised(ending) if isinstance(ending, str) else propagates(ending)
+        return result
+
+
+@dataclasses.dataclass
+class Session:
+    """What a correct session did (``Store.session``).
+
+    ``outcome`` is the session's own outcome. Reclaiming the connection then
+    follows decision 11: ``close()``, a wait bounded by ``closing_bound``,
+    ``abort()`` if that wait fails; see ``after_closing``.
+    """
+
+    acks: list = dataclasses.field(default_factory=list)  # the ACK lines written, in order
+    calls: list = dataclasses.field(default_factory=list)  # the seqs before_ack was called with
+    outcome: object = None
+    closing_bound: float = CLOSE_FALLBACK
+
+    def after_closing(self, closing_error=None):
+        """Decision 11: the call's outcome once the closing wait raised ``closing_error`` (or nothing).
+
+        A TimeoutError or ConnectionError of the wait is absorbed (after an
+        abort); any other error replaces a normal return; the session's own
+        error is never replaced.
+        """
+        if closing_error is None or isinstance(closing_error, (TimeoutError, ConnectionError)):
+            return self.outcome
+        return self.outcome if isinstance(self.outcome, Raised) else propagates(closing_error)
+
+    @staticmethod
+    def aborts(closing_error):
+        """Decision 11: whether ``transport.abort()`` must be called after the closing wait."""
+        return closing_error is not None
