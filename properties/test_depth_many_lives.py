@@ -33,7 +33,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from resume.publisher import Publisher
-from resume.testing import loader, runs, store, tasks
+from resume.testing import model, runs, store, tasks
 from resume.testing import strategies as sts
 from resume.testing.hygiene import each_example_clean
 
@@ -66,17 +66,10 @@ print(json.dumps(states))
 """
 
 
-def _replay_expected(log, last, limit):
-    first = log[0][0]
-    if last < first - 1:
-        return "resync"
-    return [event for event in log if event[0] > last][:limit]
-
-
 def _remove_store(path):
-    for suffix in ("", "-journal", "-wal", "-shm"):
+    for found in store.files(path):  # the store and whatever its journal mode keeps beside it
         with contextlib.suppress(FileNotFoundError):
-            os.remove(path + suffix)
+            os.remove(found)
 
 
 # Each example lives several lives and starts a process: a third of the profile's examples.
@@ -88,7 +81,7 @@ async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
     with store.temp_store_path() as first:
         folder = os.path.dirname(first)
         paths = [os.path.join(folder, f"store{i}.db") for i in range(PATHS)]
-        models = [runs.Cursor() for _ in paths]
+        models = [model.Store() for _ in paths]
         streams = [[] for _ in paths]  # the published deltas of each store's stream, from seq 0
         growing = []  # ONE list object for replay, grown between calls
         created = set()
@@ -104,9 +97,9 @@ async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
                         seq = models[i].last + 1
                         if seq == len(streams[i]):
                             streams[i].append(delta)
-                        assert impl.apply_event(con, seq, streams[i][seq]) is True, f"life {number}: event {seq}"
-                        models[i].take(seq, streams[i][seq])
-                    assert impl.state(con) == (models[i].last, models[i].total), f"life {number}"
+                        model.expect(model.outcome_of(impl, impl.apply_event, con, seq, streams[i][seq]),
+                                     models[i].apply_event(seq, streams[i][seq]), f"life {number}: event {seq}")
+                    assert impl.state(con) == models[i].state(), f"life {number}"
                 created.add(i)
             elif kind == "session":
                 _, i, n_new, behind, delta = life
@@ -115,19 +108,19 @@ async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
                 acked = max(-1, cursor_before - behind)
                 result, publisher = await _session(impl, paths[i], streams[i], acked)
                 for seq in range(cursor_before + 1, len(streams[i])):
-                    models[i].take(seq, streams[i][seq])
+                    models[i].apply_event(seq, streams[i][seq])
                 note(f"life {number}: session on store {i}: RESUME {publisher.resumes}, "
                      f"{len(publisher.acks)} ACKs, returned {result}")
                 assert publisher.resumes == [cursor_before], f"life {number}: RESUME is not the store's cursor"
-                assert result == (tasks.RETURNED, (models[i].last, models[i].total)), f"life {number}"
+                assert result == (tasks.RETURNED, models[i].state()), f"life {number}"
                 assert publisher.acks == list(range(acked + 1, len(streams[i]))), f"life {number}: ACKs"
                 created.add(i)
             elif kind == "delete":
                 i = current
                 _remove_store(paths[i])
-                models[i], streams[i] = runs.Cursor(), []
+                models[i], streams[i] = model.Store(), []
                 with store.opened(impl, paths[i]) as con:  # re-created at once, at the same path
-                    assert impl.state(con) == (-1, 0), f"life {number}: the re-created store {i} is not new"
+                    assert impl.state(con) == model.INITIAL_STATE, f"life {number}: the re-created store {i} is not new"
                 created.add(i)
             else:
                 # The same question before and after the log grew: a new answer.
@@ -139,22 +132,18 @@ async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
                     if step == "after":
                         start = growing[-1][0] + 1
                         growing.extend((seq, seq % 7 - 3) for seq in range(start, start + grow))
-                        del growing[:max(0, len(growing) - sts.LOG_MAX)]
-                    expected = _replay_expected(growing, last, limit)
-                    try:
-                        got = impl.replay(growing, last, limit)
-                    except impl.ResyncRequired:
-                        got = "resync"
-                    assert got == expected, \
-                        f"life {number}: replay {step} the log grew by {grow}, cursor {last}, limit {limit}"
+                        del growing[:max(0, len(growing) - model.LOG_MAX)]
+                    model.expect(model.outcome_of(impl, impl.replay, growing, last, limit),
+                                 model.replay(growing, last, limit),
+                                 f"life {number}: replay {step} the log grew by {grow}, cursor {last}, limit {limit}")
         runs.record_sizes(max(len(stream) for stream in streams))
         event(f"many lives: a store deleted and re-created: {any(l[0] == 'delete' for l in lives)}")
         existing = sorted(created)
         for i in existing:
-            assert store.read(paths[i]) == ((models[i].last, models[i].total), models[i].deltas), f"store {i}"
+            assert store.read(paths[i]) == models[i].snapshot(), f"store {i}"
         if existing:
-            fresh = _read_in_a_fresh_interpreter([paths[i] for i in existing])
-            assert fresh == [[models[i].last, models[i].total] for i in existing], \
+            fresh = _read_in_a_fresh_interpreter(impl, [paths[i] for i in existing])
+            assert fresh == [list(models[i].state()) for i in existing], \
                 "a fresh interpreter reads another state"
 
 
@@ -165,10 +154,10 @@ async def _session(impl, path, stream, acked):
     return result, publisher
 
 
-def _read_in_a_fresh_interpreter(paths):
+def _read_in_a_fresh_interpreter(impl, paths):
     # -I -S: no site packages, no environment (a third faster to start); the
     # contract's implementation is one stdlib-only file.
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", _FRESH_READER, str(loader.chosen_path()), *paths],
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", _FRESH_READER, impl.__file__, *paths],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"the fresh interpreter failed: {done.stderr[-2000:]}"
     return json.loads(done.stdout)

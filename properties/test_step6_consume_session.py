@@ -37,15 +37,15 @@ import pytest
 from hypothesis import event, example, given, note
 from hypothesis import strategies as st
 
-from resume.testing import leaks, peers, store
+from resume.testing import leaks, model, peers, store
 from resume.testing import strategies as sts
 from resume.testing import timeouts
 from resume.testing.hygiene import each_example_clean
-from resume.testing.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
+from resume.testing.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, model_outcome, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
-LIMIT = 64  # the reader's limit, as run_client sets it
+LIMIT = model.READER_LIMIT  # the reader's limit, as run_client sets it
 RESUME = b"RESUME -1\n"
 TIMEOUT = 5.0  # where no timeout is the point: nothing should ever wait this long
 SHORT = 0.3  # where a timeout is the point
@@ -109,14 +109,7 @@ NEAR_MISSES = {
     "empty line": lambda seq, delta: b"\n",
 }
 
-ERROR_OF_ENDING = {  # the ending's kind -> the error the session ends with (None: none)
-    "EOF": None,
-    "malformed": "ValueError",
-    "cut off": "ValueError",
-    "over-long": "ValueError",
-    "gap": "Gap",
-    "conflict": "Conflict",
-}
+ENDINGS = ["EOF", "malformed", "cut off", "over-long", "gap", "conflict"]  # what the stream ends with
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,7 +117,7 @@ class Scenario:
     """One session: good lines, then an ending; a before_ack; how the closing wait behaves."""
 
     events: tuple  # (seq, delta) of each good line: the next new event, or a duplicate
-    ending: str  # a key of ERROR_OF_ENDING
+    ending: str  # one of ENDINGS
     last_line: bytes  # the bad line the ending sends (b"" for EOF)
     hook: str | None  # None (no before_ack), "plain" or "awaitable"
     hook_fails_at: int | None  # the before_ack call (0-based) that raises HookFailure
@@ -151,7 +144,7 @@ def scenarios(draw):
             applied.append(delta)
     next_seq, delta = len(applied), draw(sts.deltas())
     good = sts.frame(next_seq, delta)
-    ending = draw(st.sampled_from([k for k in ERROR_OF_ENDING if applied or k != "conflict"]))
+    ending = draw(st.sampled_from([k for k in ENDINGS if applied or k != "conflict"]))
     if ending == "malformed":
         last_line = NEAR_MISSES[draw(st.sampled_from(sorted(NEAR_MISSES)))](next_seq, delta)
     elif ending == "cut off":  # EOF in the middle of a frame (decision 9)
@@ -174,28 +167,37 @@ def scenarios(draw):
     return Scenario(tuple(events), ending, last_line, hook, fails_at, close)
 
 
-@dataclasses.dataclass
-class Expected:
-    ledger: dict  # seq -> delta committed
-    calls: list  # before_ack calls, in order
-    acks: list  # ACKs written, in order
-    error: str | None  # "HookFailure", "ValueError", "Gap", "Conflict" or None
+def hook_of(scenario, error):
+    """The scenario's before_ack (None, plain or awaitable; raising ``error`` at one call), and its records."""
+    calls, awaited = [], []
 
-    def state(self):
-        return (max(self.ledger, default=-1), sum(self.ledger.values()))
+    async def acknowledge_later(seq, fail):
+        await asyncio.sleep(0)
+        awaited.append(seq)
+        if fail:
+            raise error
+
+    def before_ack(seq):
+        calls.append(seq)
+        fail = len(calls) - 1 == scenario.hook_fails_at
+        if scenario.hook == "awaitable":
+            return acknowledge_later(seq, fail)
+        if fail:
+            raise error
+        return None
+
+    return (None if scenario.hook is None else before_ack), calls, awaited
 
 
-def expected(scenario):
-    """The model: what a correct session does with the scenario's stream."""
-    ledger, calls, acks = {}, [], []
-    for seq, delta in scenario.events:
-        ledger.setdefault(seq, delta)  # committed before before_ack is called
-        if scenario.hook is not None:
-            calls.append(seq)
-            if len(calls) - 1 == scenario.hook_fails_at:
-                return Expected(ledger, calls, acks, "HookFailure")
-        acks.append(seq)
-    return Expected(ledger, calls, acks, ERROR_OF_ENDING[scenario.ending])
+async def expected(scenario, hook_error):
+    """The model's session for the scenario's stream: ``(Session, the store after it)``."""
+    store_after = model.Store()
+    lines = [model.frame(*e) for e in scenario.events]
+    ending = "ValueError" if scenario.ending == "over-long" else None  # past the reader's limit (decision 9)
+    if scenario.ending not in ("EOF", "over-long"):
+        lines.append(scenario.last_line)
+    hook, _, _ = hook_of(scenario, hook_error)
+    return await store_after.session(lines, ending, TIMEOUT, hook), store_after
 
 
 def plan_of(scenario):
@@ -234,82 +236,54 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
     event(f"ending: {scenario.ending}")
     event(f"before_ack: {scenario.hook}, fails: {scenario.hook_fails_at is not None}")
     event(f"closing wait: {scenario.close}")
-    model = expected(scenario)
-    note(f"model: {model}")
+    hook_error = HookFailure("before_ack failed (test)")
+    close_error = CLOSE_ERRORS[scenario.close]() if scenario.close != "real" else None
+    predicted, store_after = await expected(scenario, hook_error)
+    note(f"model: {predicted}")
     with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
-            seen = await play(impl, con, scenario)
+            seen = await play(impl, con, scenario, hook_error, close_error)
             assert_db_open(con)
             stored = store.read(path)
         finally:
             con.close()
-    kind, value = seen["outcome"]
 
-    assert kind != HUNG, "the session did not end"
-    error = model.error
-    if error is None and scenario.close == "other error":
-        assert kind == RAISED and value is seen["close error"], f"{kind} {value!r}: the closing error must propagate"
-    elif error is None:
-        assert (kind, value) == (RETURNED, model.state())
-    elif error == "HookFailure":
-        assert kind == RAISED and value is seen["hook error"], f"{kind} {value!r}: before_ack's error must propagate"
-    else:
-        wanted = ValueError if error == "ValueError" else getattr(impl, error)
-        assert kind == RAISED and isinstance(value, wanted), f"{kind} {value!r}: expected {error}"
-
-    assert stored == (model.state(), model.ledger), "the store must hold exactly what was committed"
-    assert seen["calls"] == model.calls, "before_ack must be called after each commit, duplicates too"
+    model.expect(seen["outcome"], predicted.after_closing(close_error), "consume_session")
+    assert stored == store_after.snapshot(), "the store must hold exactly what was committed"
+    assert seen["calls"] == predicted.calls, "before_ack must be called after each commit, duplicates too"
     if scenario.hook == "awaitable":
         assert seen["awaited"] == seen["calls"], "every awaitable before_ack returns must be awaited"
-    if error is None:
-        assert seen["acks"] == model.acks
+    acks = [model.ack(seq) for seq in seen["acks"]]
+    if isinstance(predicted.outcome, model.Returned):
+        assert acks == predicted.acks
     else:
-        assert_is_prefix(seen["acks"], model.acks)
+        assert_is_prefix(acks, predicted.acks)
     assert set(seen["acks"]) <= set(stored[1]), "an ACK for an event that is not in the store"
     assert seen["socket closed"], "the client's socket was not closed"
     assert seen["peer saw the end"], "the publisher never saw the connection end"
-    if scenario.close != "real":
+    if predicted.aborts(close_error):
         assert seen["aborts"] >= 1, "a failing closing wait must be followed by transport.abort()"
 
 
-async def play(impl, con, scenario):
+async def play(impl, con, scenario, hook_error, close_error):
     """Run one session of the scenario against the real publisher; return what was seen."""
-    seen = {"calls": [], "awaited": [], "hook error": HookFailure("before_ack failed (test)")}
-    calls, awaited = seen["calls"], seen["awaited"]
-
-    async def acknowledge_later(seq, fail):
-        await asyncio.sleep(0)
-        awaited.append(seq)
-        if fail:
-            raise seen["hook error"]
-
-    def before_ack(seq):
-        calls.append(seq)
-        fail = len(calls) - 1 == scenario.hook_fails_at
-        if scenario.hook == "awaitable":
-            return acknowledge_later(seq, fail)
-        if fail:
-            raise seen["hook error"]
-        return None
-
+    hook, calls, awaited = hook_of(scenario, hook_error)
+    seen = {"calls": calls, "awaited": awaited}
     log, knobs = plan_of(scenario)
     async with Publisher(log) as publisher:
         if knobs:
             publisher.plan(**knobs)
         reader, writer = await connect(publisher.port)
         session_writer = writer
-        if scenario.close != "real":
-            seen["close error"] = CLOSE_ERRORS[scenario.close]()
-            session_writer = peers.CloseFault(writer, seen["close error"])
-        hook = None if scenario.hook is None else before_ack
-        seen["outcome"] = await outcome_within(
-            impl.consume_session(reader, session_writer, con, TIMEOUT, hook), TIMEOUT + SLACK
-        )
+        if close_error is not None:
+            session_writer = peers.CloseFault(writer, close_error)
+        seen["outcome"] = await model_outcome(
+            impl, impl.consume_session(reader, session_writer, con, TIMEOUT, hook), TIMEOUT + SLACK)
         seen["socket closed"] = await settle(writer)
         seen["peer saw the end"] = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         seen["acks"] = publisher.acks
-        if scenario.close != "real":
+        if close_error is not None:
             seen["aborts"] = session_writer.transport.aborts
     return seen
 

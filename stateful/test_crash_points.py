@@ -22,15 +22,16 @@ few and short under ``dev`` (a crash budget of one per run); ``ci`` and
 """
 
 import os
+import pathlib
 import tempfile
 
 import pytest
 from hypothesis import Phase, note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule, run_state_machine_as_test
 
 from resume.publisher import Publisher
-from resume.testing import crash, loader, receiver
+from resume.testing import crash, model, receiver
 from resume.testing.machine import AsyncRuleBasedStateMachine
 
 _DEEP = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
@@ -40,7 +41,13 @@ MAX_INDEX = 40  # two or three commits' store calls; past the session's end, no 
 
 
 class CrashPoints(AsyncRuleBasedStateMachine):
-    @initialize(deltas=st.lists(st.integers(-1000, 1000), min_size=1, max_size=3))
+    """The machine, handed the implementation's file (each receiver is a process of its own)."""
+
+    def __init__(self, impl_path):
+        super().__init__()
+        self.impl_path = impl_path
+
+    @initialize(deltas=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), min_size=1, max_size=3))
     async def start(self, deltas):
         self.folder = tempfile.TemporaryDirectory(prefix="resume-crash-points-")  # the real disk
         self.db = os.path.join(self.folder.name, "store.db")
@@ -54,7 +61,7 @@ class CrashPoints(AsyncRuleBasedStateMachine):
     def final_seq(self):
         return self.publisher.next_seq - 1
 
-    @rule(deltas=st.lists(st.integers(-1000, 1000), min_size=1, max_size=3))
+    @rule(deltas=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), min_size=1, max_size=3))
     def publish(self, deltas):
         self.publisher.publish(*deltas)
 
@@ -65,7 +72,7 @@ class CrashPoints(AsyncRuleBasedStateMachine):
     async def crash_then_resume(self, kind, index):
         self.crashes += 1
         point = crash.Point(kind, index)
-        impl_path = loader.chosen_path()
+        impl_path = self.impl_path
         run = await crash.run(impl_path, self.publisher.port, self.db, point)
         await self.publisher.idle()
         killed = run.returncode == receiver.KILLED
@@ -97,11 +104,10 @@ def _strace():
     crash.require_strace()
 
 
-TestCrashPoints = CrashPoints.TestCase
-TestCrashPoints.settings = settings(
-    settings.default,
-    max_examples=EXAMPLES,
-    stateful_step_count=max(4, settings.default.stateful_step_count // 3),
-    report_multiple_bugs=False,
-    phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
-)
+def test_a_receiver_killed_at_any_store_call_is_taken_over_exactly_once(impl):
+    run_state_machine_as_test(lambda: CrashPoints(pathlib.Path(impl.__file__)), settings=settings(
+        max_examples=EXAMPLES,
+        stateful_step_count=max(4, settings.default.stateful_step_count // 3),
+        report_multiple_bugs=False,
+        phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
+    ))

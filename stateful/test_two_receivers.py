@@ -2,7 +2,7 @@
 
 One machine run owns a store file (in RAM where possible) and TWO
 connections from ``open_store`` on it, "A" and "B", as two receivers sharing
-one store would have; a model with ONE cursor (``runs.Cursor``) says what
+one store would have; the model's one store (``model.Store``) says what
 the store must hold. The rules interleave:
 
 * ``deliver``: every new event of a run goes to both receivers, the first
@@ -43,9 +43,9 @@ import time
 
 from hypothesis import Phase, event, note, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import initialize, invariant, rule
+from hypothesis.stateful import initialize, invariant, rule, run_state_machine_as_test
 
-from resume.testing import busy, loader, peers, runs, store, tasks
+from resume.testing import busy, model, peers, runs, store, tasks
 from resume.testing import strategies as sts
 from resume.testing.machine import AsyncRuleBasedStateMachine
 from resume.testing.tasks import RAISED, RETURNED
@@ -83,13 +83,13 @@ def _session_in_a_thread(impl, path, script, start):
 
 
 class TwoReceivers(AsyncRuleBasedStateMachine):
-    def __init__(self):
+    def __init__(self, impl):
         super().__init__()
-        self.impl = loader.chosen()
+        self.impl = impl
         self.folder = tempfile.TemporaryDirectory(prefix="resume-two-", dir=store._FAST_TMP)
         self.path = os.path.join(self.folder.name, "store.db")
         self.cons = {}
-        self.model = runs.Cursor()
+        self.model = model.Store()
         self.log = {}  # seq -> delta: every event published (applied or not)
         self.long_lock_allowed = False
         self.brief_locks = 0
@@ -118,22 +118,15 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         return self.log[seq]
 
     def _apply(self, who, seq, delta):
-        """apply_event through ``who``; its outcome as the model names it."""
-        try:
-            result = self.impl.apply_event(self.cons[who], seq, delta)
-        except self.impl.Gap:
-            return "gap"
-        except self.impl.Conflict:
-            return "conflict"
-        return {True: "applied", False: "duplicate"}.get(result, f"returned {result!r}")
+        """apply_event through ``who``: its outcome."""
+        return model.outcome_of(self.impl, self.impl.apply_event, self.cons[who], seq, delta)
 
     def _expect(self, who, seq, delta):
-        expected = self.model.take(seq, delta)
-        got = self._apply(who, seq, delta)
-        assert got == expected, f"receiver {who}, event {seq} {delta}: {got}, the model says {expected}"
+        model.expect(self._apply(who, seq, delta), self.model.apply_event(seq, delta),
+                     f"receiver {who}: apply_event(con, {seq}, {delta})")
 
     def _old_seq(self, back):
-        return max(self.model.last - back, min(self.model.deltas))
+        return max(self.model.last - back, min(self.model.ledger))
 
     # ------------------------------------------------------------ rules
 
@@ -144,8 +137,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
             seq = self.model.last + 1
             delta = self._publish(seq, delta)
             self._expect(first, seq, delta)
-            got = self._apply(other, seq, delta)
-            assert got == "duplicate", f"receiver {other} got event {seq} after {first} applied it: {got}"
+            self._expect(other, seq, delta)
         event(f"two receivers: a run of {'>= 200' if n >= 200 else '< 200'} delivered to both")
 
     @rule(who=RECEIVERS, n=runs.run_lengths(), delta=sts.deltas())
@@ -270,7 +262,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         finally:
             go.set()
             thread.join()
-        self.model.take(seq, delta)
+        self.model.apply_event(seq, delta)
         assert got is True, f"receiver {first} did not apply event {seq}: {got!r}"
         assert outcome == [False], \
             f"a receiver that asked for event {seq} while {first} was applying it got {outcome[0]!r}, not a duplicate"
@@ -290,7 +282,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         for who, offset, n in (("A", from_a, n_a), ("B", from_b, n_b)):
             first = max(0, start_last + 1 + offset)
             seqs = tuple(range(first, first + n))
-            scripts[who] = (seqs, b"".join(sts.frame(s, self._publish(s, delta)) for s in seqs))
+            scripts[who] = (seqs, b"".join(model.frame(s, self._publish(s, delta)) for s in seqs))
         start = threading.Barrier(2)
         results = await asyncio.gather(*(
             asyncio.to_thread(_session_in_a_thread, self.impl, self.path, scripts[who][1], start)
@@ -314,7 +306,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         (last, total), ledger = store.read(self.path)
         assert last in ends, f"the store's cursor {last}; a serial order ends at one of {sorted(ends)}"
         for seq in range(start_last + 1, last + 1):
-            self.model.take(seq, self.log[seq])
+            self.model.apply_event(seq, self.log[seq])
         event(f"two receivers: sessions at once, {sum(s.refused is not None for s in seen.values())} refused")
 
     # ------------------------------------------------------------ claims
@@ -323,17 +315,15 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
     def both_receivers_and_a_third_connection_see_the_model(self):
         if not self.cons:
             return
-        wanted = (self.model.last, self.model.total)
         for who, con in self.cons.items():
             assert not con.in_transaction, f"receiver {who}'s connection is left in a transaction"
-            assert self.impl.state(con) == wanted, f"receiver {who} does not see what was committed"
-        assert store.read(self.path) == (wanted, self.model.deltas), "a third connection reads another store"
+            assert self.impl.state(con) == self.model.state(), f"receiver {who} does not see what was committed"
+        assert store.read(self.path) == self.model.snapshot(), "a third connection reads another store"
 
 
-TestTwoReceivers = TwoReceivers.TestCase
-# One bug at a time, and no explain phase (it re-runs the failing steps): as in test_protocol.py.
-TestTwoReceivers.settings = settings(
-    TestTwoReceivers.settings,
-    report_multiple_bugs=False,
-    phases=[phase for phase in TestTwoReceivers.settings.phases if phase is not Phase.explain],
-)
+def test_two_receivers_on_one_store_apply_each_event_once(impl):
+    # One bug at a time, and no explain phase (it re-runs the failing steps): as in test_protocol.py.
+    run_state_machine_as_test(lambda: TwoReceivers(impl), settings=settings(
+        report_multiple_bugs=False,
+        phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
+    ))

@@ -16,8 +16,8 @@ a window too), and deltas of +-1000 in long runs carry the total far from 0.
   (the same content again: a duplicate), ``("conflict", back, delta)``,
   ``("gap", ahead)``, ``("bad", index)`` (a malformed frame, one of
   ``BAD_FRAMES``);
-* ``Cursor``: the one-cursor model that turns a plan into the events a
-  correct receiver sees and what it must do with each: ``lines(plan)``.
+* ``lines(plan)``: the plan made concrete against the model's store (what
+  a receiver must do with each line is ``model.Store``'s to say: ``give``).
 
 ``record_sizes(events, lines)`` tags an example with ``event()`` so that
 Hypothesis's statistics (``pytest --hypothesis-show-statistics``) show the
@@ -29,6 +29,7 @@ import dataclasses
 from hypothesis import Phase, event, settings
 from hypothesis import strategies as st
 
+from resume.testing import model
 from resume.testing import strategies as sts
 
 SMALL_RUN = (1, 3)
@@ -84,105 +85,60 @@ def plans(min_size=1, max_size=6, errors=True):
 
 @dataclasses.dataclass(frozen=True)
 class Line:
-    """One line a receiver gets, and what a correct receiver does with it."""
+    """One line a receiver gets: its frame, and the event in it (None for a malformed frame)."""
 
     frame: bytes
-    seq: int | None  # None for a malformed frame
+    seq: int | None
     delta: int | None
-    outcome: str  # "applied", "duplicate", "gap", "conflict", "malformed"
     back: int = 0  # how far behind the cursor a resend went
 
-    @property
-    def accepted(self):
-        return self.outcome in ("applied", "duplicate")
 
+def lines(plan, start=None, seq_max=model.SEQ_MAX):
+    """The lines of ``plan``, in order, made concrete against a model store that moves along.
 
-@dataclasses.dataclass
-class Cursor:
-    """The model with one cursor: every delta applied so far, in seq order, from ``first``.
-
-    ``first`` may be above 0 (a store another writer left at some cursor):
-    ``deltas[i]`` is then seq ``first + i``.
+    ``start`` (a ``model.Store``, fresh if None) is where the receiver's store
+    stands; it is not changed. A run stops at ``seq_max``; a resend or
+    conflict ``back`` events behind the cursor goes to the oldest seq the
+    store holds if ``back`` is past it. What a receiver must do with each
+    line is the model's to say (``give``), not this function's.
     """
+    store = start.copy() if start is not None else model.Store()
+    out = []
 
-    last: int = -1
-    total: int = 0
-    deltas: dict = dataclasses.field(default_factory=dict)  # seq -> delta, for every applied seq
+    def line(seq, delta):
+        out.append(Line(model.frame(seq, delta), seq, delta, max(store.last - seq, 0)))
+        store.apply_event(seq, delta)
 
-    def take(self, seq, delta):
-        """What a correct receiver does with ``(seq, delta)``; the model moves on if it applies."""
-        if seq > self.last + 1:
-            return "gap"
-        if seq <= self.last:
-            return "duplicate" if self.deltas.get(seq) == delta else "conflict"
-        self.deltas[seq] = delta
-        self.last, self.total = seq, self.total + delta
-        return "applied"
-
-    def line(self, seq, delta):
-        back = self.last - seq
-        return Line(sts.frame(seq, delta), seq, delta, self.take(seq, delta), max(back, 0))
-
-    def lines(self, plan, seq_max=sts.SEQ_MAX):
-        """The lines of ``plan`` and their outcomes, in order, moving this model along.
-
-        A run stops at ``seq_max``; a resend or conflict ``back`` events behind
-        the cursor goes to the oldest seq the model knows if ``back`` is past it.
-        """
-        out = []
-        for step in plan:
-            kind = step[0]
-            if kind == "run":
-                _, n, delta = step
-                for _ in range(n):
-                    if self.last + 1 > seq_max:
-                        break
-                    out.append(self.line(self.last + 1, delta))
-            elif kind in ("resend", "conflict") and self.deltas:
-                seq = max(self.last - step[1], min(self.deltas))
-                delta = self.deltas[seq]
-                if kind == "conflict":
-                    delta = step[2] if step[2] != delta else (delta + 1 if delta < sts.DELTA_MAX else delta - 1)
-                out.append(self.line(seq, delta))
-            elif kind == "gap" and self.last + step[1] <= seq_max:
-                out.append(self.line(self.last + step[1], 0))
-            elif kind == "bad":
-                out.append(Line(BAD_FRAMES[step[1]], None, None, "malformed"))
-        return out
+    for step in plan:
+        kind = step[0]
+        if kind == "run":
+            _, n, delta = step
+            for _ in range(n):
+                if store.last + 1 > seq_max:
+                    break
+                line(store.last + 1, delta)
+        elif kind in ("resend", "conflict") and store.ledger:
+            seq = max(store.last - step[1], min(store.ledger))
+            delta = store.ledger[seq]
+            if kind == "conflict":
+                delta = step[2] if step[2] != delta else (delta + 1 if delta < model.DELTA_MAX else delta - 1)
+            line(seq, delta)
+        elif kind == "gap" and store.last + step[1] <= seq_max:
+            line(store.last + step[1], 0)
+        elif kind == "bad":
+            out.append(Line(BAD_FRAMES[step[1]], None, None))
+    return out
 
 
-def call(impl, con, line, via):
-    """Give ``line`` to ``impl`` through ``via`` ("apply_event" or "consume_line"); the outcome's name.
+def give(impl, con, expected, line, via):
+    """Give ``line`` to ``impl`` through ``via`` ("apply_event" or "consume_line") and to the model store.
 
-    apply_event: "applied" (True) or "duplicate" (False); consume_line: "acked"
-    (its exact ACK); either: "gap", "conflict", "malformed" (ValueError), or
-    "returned ..." for anything else it returned.
+    Returns ``(got, predicted)`` outcomes; ``expected`` moves as the model says.
     """
-    try:
-        if via == "apply_event":
-            result = impl.apply_event(con, line.seq, line.delta)
-            return {True: "applied", False: "duplicate"}.get(result, f"returned {result!r}")
-        ack = impl.consume_line(con, line.frame)
-        return "acked" if ack == b"ACK %d\n" % line.seq else f"returned {ack!r}"
-    except impl.Gap:
-        return "gap"
-    except impl.Conflict:
-        return "conflict"
-    except ValueError:
-        return "malformed"
-
-
-def expected_call(line, via):
-    """What ``call`` must return for ``line`` through ``via``."""
-    return "acked" if via == "consume_line" and line.accepted else line.outcome
-
-
-def until_first_error(lines):
-    """``(accepted, failing)``: the lines before the first one refused, and that one (or None)."""
-    for index, line in enumerate(lines):
-        if not line.accepted:
-            return lines[:index], line
-    return lines, None
+    if via == "apply_event":
+        return (model.outcome_of(impl, impl.apply_event, con, line.seq, line.delta),
+                expected.apply_event(line.seq, line.delta))
+    return model.outcome_of(impl, impl.consume_line, con, line.frame), expected.consume_line(line.frame)
 
 
 def record_sizes(events_on_store, lines_in_session=None, far_back=None):

@@ -7,6 +7,8 @@ instead of a suite that never ends.
 
 import asyncio
 
+from resume.testing import model
+
 HUNG = "hung"
 RETURNED = "returned"
 RAISED = "raised"
@@ -61,3 +63,17 @@ async def cancel_after(task, iterations):
     for _ in range(iterations):
         await asyncio.sleep(0)
     return task.cancel()
+
+
+async def model_outcome(impl, awaitable, seconds):
+    """``outcome_within`` as a ``model`` outcome, to compare with a prediction.
+
+    A hang is ``Raised("hung")`` (no prediction is ever that); a task that
+    was cancelled is ``Raised("CancelledError")``.
+    """
+    kind, value = await outcome_within(awaitable, seconds)
+    if kind == RETURNED:
+        return model.Returned(value)
+    if kind == RAISED:
+        return model.Raised(model.kind_of_class(type(value), impl), value)
+    return model.Raised("CancelledError" if kind == CANCELLED else f"hung (still running after {seconds} s)")
