@@ -34,10 +34,10 @@ import dataclasses
 import errno
 
 import pytest
-from hypothesis import event, example, given, note
+from hypothesis import event, example, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import leaks, model, peers, store
+from resume.testing import domains, leaks, model, peers, store
 from resume.testing import strategies as sts
 from resume.testing import timeouts
 from resume.testing.hygiene import each_example_clean
@@ -630,3 +630,48 @@ async def test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second
             assert aborts == 0, f"{where}: a closing wait inside the one-second bound must not be aborted"
         assert elapsed < 1.0 + SLACK, f"{where}: {elapsed:.2f} s"
     assert stored == ((-1, 0), {})
+
+
+# ------------------------------------------------- any timeout, any before_ack
+
+
+@pytest.mark.asyncio
+@settings(max_examples=2 * settings.default.max_examples)  # 10 ms an example, and a dozen classes per parameter
+@given(timeout=domains.timeouts(valid_max=2.0), before_ack=domains.hooks(awaitable=True),
+       log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3), duplicate=st.booleans())
+@each_example_clean
+async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, timeout, before_ack, log, duplicate):
+    """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
+    invalid timeout, a falsy or uncallable hook, one that raises any BaseException (directly or from
+    its awaitable), one that returns something else. The call is awaited in the test's own task, so
+    that a KeyboardInterrupt from the hook comes back here rather than out of the event loop."""
+    lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
+    lines += lines[-1:] if duplicate else []
+    store_after = model.Store()
+    models = domains.fresh(before_ack)
+    predicted = await store_after.session(lines, None, timeout, models)
+    mine = domains.fresh(before_ack)
+    note(f"timeout={timeout!r}, before_ack={before_ack!r}; the model: {predicted}")
+    with store.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            async with peers.Peer(b"".join(lines)) as peer:
+                reader, writer = await asyncio.open_connection(HOST, peer.port, limit=LIMIT)
+                try:
+                    async with asyncio.timeout(TIMEOUT + SLACK):  # a hang fails as TimeoutError
+                        got = await model.async_outcome_of(impl, impl.consume_session(reader, writer, con, timeout, mine))
+                finally:
+                    closed = await settle(writer)
+                await peer.all_ended(PEER_ENDS_WITHIN)
+                received = peer.connections[0].received if peer.connections else b""
+            assert_db_open(con)
+            stored = store.read(path)
+        finally:
+            con.close()
+    model.expect(got, predicted.outcome, f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r})")
+    assert stored == store_after.snapshot(), "the store must hold exactly what was committed"
+    assert received == b"".join(predicted.acks), "the peer must read exactly the ACKs of the lines taken"
+    if isinstance(mine, domains.Hook):
+        assert mine.calls == models.calls, "before_ack once per commit, before its ACK"
+        assert mine.awaited == models.awaited, "an awaitable before_ack returns must be awaited before the ACK"
+    assert closed, "the client's socket was not closed"
