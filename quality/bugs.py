@@ -711,6 +711,39 @@ def replay(events, last, limit):""")),
         except asyncio.CancelledError:
             return state(con)
     finally:''')),
+
+    # ------------------------------------------------------------ the domains' corners (docs/DOMAINS.md)
+    _bug("int-subclass-refused", 3,
+         "takes only exact ints: an IntEnum or a user's int subclass is refused as a seq or delta",
+         (r'''    return isinstance(value, int) and not isinstance(value, bool)''',
+          r'''    return type(value) is int''')),
+    _bug("falsy-fault-skipped", 3,
+         "calls fault only if it is truthy: a falsy callable is never called",
+         (r'''        if fault is not None:
+            fault()''', r'''        if fault:
+            fault()''')),
+    _bug("uncallable-fault-ignored", 3,
+         "skips a fault that cannot be called instead of failing (and rolling back) when calling it",
+         (r'''        if fault is not None:
+            fault()''', r'''        if callable(fault):
+            fault()''')),
+    _bug("falsy-hook-skipped", 6,
+         "calls before_ack only if it is truthy: a falsy callable is never called",
+         (r'''            if before_ack is not None:
+                seq, _ = parse_line(line)''', r'''            if before_ack:
+                seq, _ = parse_line(line)''')),
+    _bug("awaitable-by-function-kind", 6,
+         "awaits before_ack's result only when before_ack is an async def: an awaitable from a plain callable is dropped",
+         (r'''                if inspect.isawaitable(result):''',
+          r'''                if inspect.iscoroutinefunction(before_ack):''')),
+    _bug("timeout-subclass-refused", 6,
+         "takes only exact int and float timeouts: an int or float subclass is refused",
+         (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
+          r'''    if type(timeout) not in (int, float):''')),
+    _bug("timeout-any-real", 6,
+         "takes any number with __float__ as a timeout: a Fraction or a Decimal is accepted",
+         (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
+          r'''    if isinstance(timeout, bool) or not hasattr(timeout, "__float__"):''')),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the
