@@ -5,23 +5,21 @@
   top of the seq range; a ledger with its older rows trimmed; the tables in
   either order; any journal mode): ``open_store`` keeps the schema, the
   checkpoint and every ledger row; ``state`` reads them; then applying a run
-  through ``apply_event`` and ``consume_line`` follows the one-cursor model
+  through ``apply_event`` and ``consume_line`` follows the model (``model.Store``)
   from that checkpoint: kept rows are duplicates, a trimmed seq at or below
   the cursor is Conflict (SPEC.md decision 6), the next seq applies once.
-* The leftovers of a writer killed mid-commit (a real hot journal and
-  uncommitted pages in the file, ``stores.killed_mid_commit``): after
+* The leftovers of a writer killed mid-commit (real ones, in the store's
+  journal mode: a hot journal and uncommitted pages in the file, or
+  uncommitted WAL frames; ``stores.killed_mid_commit``): after
   ``open_store`` the store is exactly what it was before that writer began
-  (SQLite's own recovery rolled it back) and the journal is no longer hot;
-  the next event applies once, its duplicate does not.
+  (SQLite's own recovery undid it); the next event applies once, its
+  duplicate does not.
 """
-
-import os
 
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import runs, store, stores
-from resume.testing import strategies as sts
+from resume.testing import model, runs, store, stores
 
 
 def _read_all(path):
@@ -38,30 +36,28 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
         with store.opened(impl, path) as con:
             assert impl.state(con) == (foreign.last, foreign.total)
             assert _read_all(path) == before, "open_store changed a store another writer made"
-            model = runs.Cursor(foreign.last, foreign.total, foreign.ledger())
+            expected = model.Store(foreign.last, foreign.total, foreign.ledger())
             lines = []
             if foreign.trimmed > 0:
                 # The newest trimmed seq: its content cannot be shown to be the same (decision 6).
-                lines.append(runs.Line(sts.frame(foreign.trimmed - 1, 0), foreign.trimmed - 1, 0, "conflict"))
-            lines += runs.Cursor(foreign.last, foreign.total, foreign.ledger()).lines(plan)
+                lines.append(runs.Line(model.frame(foreign.trimmed - 1, 0), foreign.trimmed - 1, 0))
+            lines += runs.lines(plan, start=expected)
+            if via == "apply_event":
+                lines = [line for line in lines if line.seq is not None]
             note(f"{len(lines)} lines after the foreign store's cursor {foreign.last}")
             for index, line in enumerate(lines):
-                if line.outcome == "malformed" and via == "apply_event":
-                    continue
-                if line.seq is not None:
-                    model.take(line.seq, line.delta)
-                got, expected = runs.call(impl, con, line, via), runs.expected_call(line, via)
-                assert got == expected, f"line {index} {line.frame!r}: {got}, expected {expected}"
+                got, predicted = runs.give(impl, con, expected, line, via)
+                model.expect(got, predicted, f"line {index} {line.frame!r} through {via}")
                 assert not con.in_transaction
-                assert impl.state(con) == (model.last, model.total), f"after line {index} {line.frame!r}"
-        assert store.read(path) == ((model.last, model.total), model.deltas)
+                assert impl.state(con) == expected.state(), f"after line {index} {line.frame!r}"
+        assert store.read(path) == expected.snapshot()
         with store.opened(impl, path) as con:  # and once more: reopening keeps it too
-            assert impl.state(con) == (model.last, model.total)
+            assert impl.state(con) == expected.state()
 
 
 # A child process per example (~0.1 s): fewer examples than the profile's.
 @runs.shrink_fast(max_examples=max(4, settings.default.max_examples // 5))
-@given(foreign=stores.foreign_stores(max_kept=40, max_last=sts.SEQ_MAX - 400, journal_modes=["delete", "truncate", "persist"]),
+@given(foreign=stores.foreign_stores(max_kept=40, max_last=model.SEQ_MAX - 400),
        rows=st.integers(1, 300), by_impl=st.booleans())
 def test_a_store_left_by_a_writer_killed_mid_commit_is_recovered_whole(impl, foreign, rows, by_impl):
     with store.temp_store_path() as path:
@@ -72,8 +68,7 @@ def test_a_store_left_by_a_writer_killed_mid_commit_is_recovered_whole(impl, for
         else:
             stores.lay_down(path, foreign)
         before = store.read(path)
-        journal = stores.killed_mid_commit(path, rows)
-        note(f"the killed writer left a {os.path.getsize(journal)}-byte journal")
+        note(f"the killed writer left {stores.killed_mid_commit(path, rows)} (bytes per file)")
         with store.opened(impl, path) as con:
             assert impl.state(con) == before[0], "the uncommitted transaction of the killed writer shows"
             assert store.read(path) == before, "the store is not what it was before the killed writer began"

@@ -3,7 +3,7 @@
 A *crash point* is one system call of a receiver process (``python -m resume
 consume``, resume/testing/receiver.py) that touches the store or the socket:
 
-* ``pwrite64``  - SQLite writing the store or its rollback journal;
+* ``pwrite64``  - SQLite writing the store or a file beside it (a journal, a WAL);
 * ``fdatasync`` - SQLite making those writes durable (its sync on Linux);
 * ``sendto``    - RESUME or an ACK leaving on the socket;
 * ``recvfrom``  - the next line read from the socket: a kill here is a kill
@@ -19,10 +19,10 @@ the call itself never runs, everything before it did. ``error=EIO`` (or
 returns its trace; ``timeline()`` reads a trace into the session's phases, so
 that a point can be named as it is seen: "killed at fdatasync #2, during
 event 1's commit". ``consistency()`` says what is wrong with a store, as the
-next process would find it (a plain read-write connection rolls back a hot
-journal first; it reads a copy, so that the next receiver finds the store
-as the crash left it), against the log that was published and the ACKs the
-publisher received.
+next process would find it (a plain read-write connection first recovers
+what a crash left, whatever the journal mode; it reads a copy, so that the
+next receiver finds the store as the crash left it), against the log that
+was published and the ACKs the publisher received.
 
 Stores for these runs must be on a real disk folder (not /dev/shm), so that
 SQLite's syncs are real ones; ``disk_folder()`` makes one.
@@ -199,7 +199,7 @@ async def run(impl_path, port, db_path, point=None, *, timeout=10.0):
     """Run one receiver against ``port`` under strace, injecting ``point`` if given."""
     with tempfile.TemporaryDirectory(prefix="resume-strace-") as folder:
         trace = os.path.join(folder, "trace")
-        # openat too, to tell the store, its journal and its folder apart.
+        # openat too, to tell the store, the files beside it and its folder apart.
         argv = ["strace", "-f", "-qq", "-s", "256", "-o", trace, "-e", "trace=openat," + ",".join(KINDS)]
         if point is not None:
             argv += ["-e", point.option()]

@@ -9,8 +9,11 @@ independent of the implementation's ``state()``. Its connections wait at most
   opened READ-ONLY (an SQLite ``mode=ro`` URI) and closed at once. It never
   creates a file: a missing store is ``sqlite3.OperationalError``.
 * ``read_as_recovered(path)``: the store as the NEXT opener finds it, after
-  SQLite's own recovery rolled back a hot journal; read from a copy, so the
+  SQLite's own recovery (of a hot journal, a WAL); read from a copy, so the
   file stays exactly as a crash left it, for the next receiver to recover.
+* ``files(path)``: the store's file and every file SQLite keeps beside it
+  (whatever the journal mode: they are the files whose names start with the
+  store's), so that a test never names a journal mode's side file.
 * ``temp_store_path()``: a path for a new store in a fresh temporary folder.
   Each Hypothesis example needs its own store: use it inside the test body
   (function-scoped pytest fixtures are not reset between examples).
@@ -67,23 +70,40 @@ def read(path):
     return Snapshot(state, ledger)
 
 
+def files(path):
+    """The store at ``path`` and the files beside it whose names start with its name, sorted.
+
+    Whatever the journal mode, SQLite names every file it keeps for a store
+    (a rollback journal, a WAL and its index) after the store's own; this is
+    all of them, with no suffix named.
+    """
+    folder, name = os.path.split(os.path.abspath(path))
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return sorted(os.path.join(folder, other) for other in names
+                  if other.startswith(name) and os.path.isfile(os.path.join(folder, other)))
+
+
 def read_as_recovered(path):
     """A Snapshot of the store at ``path`` as the next opener finds it; None if there is no file.
 
-    A read-only connection cannot roll back a hot journal (the leftovers of a
-    writer killed mid-commit), so this copies the store, its journal and its
-    WAL to a temporary folder and reads the copy through a read-write
-    connection of its own, which, as SQLite does for any next opener, first
-    rolls the journal back. A table not created yet (a crash inside
-    ``open_store``) reads as empty: ``state`` None, ``ledger`` ``{}``.
+    A read-only connection cannot recover a store (roll back the hot journal
+    a writer killed mid-commit left, say), so this copies the store and every
+    file beside it (``files()``: whatever the journal mode left) to a
+    temporary folder and reads the copy through a read-write connection of its
+    own, which, as SQLite does for any next opener, first recovers it. A table
+    not created yet (a crash inside ``open_store``) reads as empty: ``state``
+    None, ``ledger`` ``{}``.
     """
     if not os.path.exists(path):
         return None
     with tempfile.TemporaryDirectory(prefix="resume-store-copy-") as folder:
         copy = os.path.join(folder, "store.db")
-        for suffix in ("", "-journal", "-wal"):
-            if os.path.exists(f"{path}{suffix}"):
-                shutil.copyfile(f"{path}{suffix}", f"{copy}{suffix}")
+        name = os.path.basename(path)
+        for found in files(path):
+            shutil.copyfile(found, copy + os.path.basename(found)[len(name):])
         with busy.lock_is_a_finding(copy), contextlib.closing(
                 sqlite3.connect(_uri(copy, "rw"), uri=True, isolation_level=None, timeout=busy.BUSY_TIMEOUT)) as con:
             tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -21,9 +21,10 @@ ONLY when they do not exist, so it must keep whatever such a store holds.
   write transaction, writes ``rows`` new ledger rows and the checkpoint with
   a one-page cache (so that SQLite spills changed pages into the database
   file before the commit), and SIGKILLs itself before COMMIT. What remains
-  is a hot rollback journal beside a database file holding uncommitted
-  pages; SQLite's own recovery (the next connection that reads) must roll it
-  back. Nothing is forged.
+  depends on the store's journal mode (a hot rollback journal beside a
+  database file holding uncommitted pages; uncommitted WAL frames); SQLite's
+  own recovery (the next connection that reads) must undo it. Nothing is
+  forged, and no side file is named: the harness is journal-neutral.
 """
 
 import contextlib
@@ -35,7 +36,7 @@ import sys
 
 from hypothesis import strategies as st
 
-from resume.testing import busy
+from resume.testing import busy, store
 from resume.testing import strategies as sts
 
 CHECKPOINT = "{create} checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"
@@ -128,13 +129,29 @@ os.kill(os.getpid(), signal.SIGKILL)  # before COMMIT: no finally, no rollback, 
 """
 
 
+def _contents(path):
+    """``{file name: bytes}`` of the store and every file beside it (``store.files``)."""
+    contents = {}
+    for found in store.files(path):
+        with open(found, "rb") as file:
+            contents[os.path.basename(found)] = file.read()
+    return contents
+
+
 def killed_mid_commit(path, rows):
-    """Run the killed writer on ``path``; return the journal file it left (which must exist)."""
+    """Run the killed writer on ``path``; return ``{file name: size}`` of the store's files it left.
+
+    Journal-neutral: what the writer leaves (a hot rollback journal, WAL
+    frames never committed, ...) is the journal mode's business; checked
+    only that it died by SIGKILL and that it did write something before (else
+    the test would have nothing to recover from).
+    """
+    before = _contents(path)
     done = subprocess.run([sys.executable, "-c", _KILLED_WRITER, path, str(rows)],
                           capture_output=True, timeout=30)
     if done.returncode != -signal.SIGKILL:
         raise RuntimeError(f"the writer was to die by SIGKILL, it ended {done.returncode}: {done.stderr[-2000:]!r}")
-    journal = path + "-journal"
-    if not os.path.exists(journal) or os.path.getsize(journal) == 0:
-        raise RuntimeError("the killed writer left no hot journal: the test cannot do its job")
-    return journal
+    after = _contents(path)
+    if after == before:
+        raise RuntimeError("the killed writer wrote nothing to the store's files: the test cannot do its job")
+    return {name: len(data) for name, data in after.items()}
