@@ -21,7 +21,7 @@ import os
 import sys
 import traceback
 
-from resume.testing import crash, loader
+from resume.testing import crash
 from resume.testing.store import temp_store_path
 
 LOG = [(0, 5), (1, 7), (2, -3)]
@@ -30,12 +30,11 @@ ENDED = 70  # the child's exit status when it ended itself before statement K
 FINISHED = 0
 
 
-def consume_in_child(path, stop_before):
+def consume_in_child(impl, path, stop_before):
     """Fork a child that consumes LINES, ending before statement ``stop_before`` (0: never).
 
     Returns ``(exit status, ACKed seqs, statements seen, where it ended)``.
     """
-    impl = loader.chosen()
     reader, writer = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
@@ -75,9 +74,8 @@ def consume_in_child(path, stop_before):
     return os.waitstatus_to_exitcode(wait_status), acks, seen, where
 
 
-def resume(path):
+def resume(impl, path):
     """A new connection consumes LINES again: the problems seen (``[]`` if none)."""
-    impl = loader.chosen()
     with contextlib.closing(impl.open_store(path)) as con:
         for line in LINES:
             expected = b"ACK %d\n" % int(line.split()[1])
@@ -90,17 +88,17 @@ def resume(path):
     return []
 
 
-def test_ending_the_process_before_any_sql_statement_leaves_the_store_consistent_and_exactly_once():
+def test_ending_the_process_before_any_sql_statement_leaves_the_store_consistent_and_exactly_once(impl):
     with temp_store_path() as path:
-        code, acks, total_statements, _ = consume_in_child(path, 0)
+        code, acks, total_statements, _ = consume_in_child(impl, path, 0)
     assert code == FINISHED and acks == [0, 1, 1, 2, 0], (code, acks)
     for stop_before in range(1, total_statements + 1):
         with temp_store_path() as path:
-            code, acks, _, where = consume_in_child(path, stop_before)
+            code, acks, _, where = consume_in_child(impl, path, stop_before)
             assert code == ENDED, f"the child did not end before statement #{stop_before} (exit {code})"
             problems = crash.consistency(path, dict(LOG), acks)
             if not problems:
-                problems = resume(path)
+                problems = resume(impl, path)
             if not problems:
                 problems = crash.consistency(path, dict(LOG), acks)
                 if crash.read_store(path)[0] != LOG[-1][0]:

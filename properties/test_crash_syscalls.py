@@ -29,13 +29,14 @@ Without a working strace the tests skip, naming the install command; with
 """
 
 import os
+import pathlib
 
 import pytest
 import pytest_asyncio
 from hypothesis import settings
 
 from resume.publisher import Publisher
-from resume.testing import crash, loader, receiver
+from resume.testing import crash, receiver
 
 LOG = [(0, 5), (1, 7), (2, -3)]
 DUPLICATE = b"EVENT 1 7\n"  # sent again after the log: the receiver must ACK it and change nothing
@@ -68,12 +69,18 @@ async def session(impl_path, db, point=None, *, then_resume=False):
     return run, publisher, after_crash, resumed
 
 
+@pytest.fixture(scope="module")
+def impl_path(impl):
+    """The file of the implementation under test: each receiver is a process of its own."""
+    return pathlib.Path(impl.__file__)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def dry_run():
+async def dry_run(impl_path):
     """The session with nothing injected: its trace names every crash point."""
     crash.require_strace()
     with crash.disk_folder() as folder:
-        run, publisher, _, _ = await session(loader.chosen_path(), os.path.join(folder, "store.db"))
+        run, publisher, _, _ = await session(impl_path, os.path.join(folder, "store.db"))
     assert run.returncode == 0, run.err
     assert publisher.acks == ACKS, publisher.sessions
     # A sweep over nothing would pass: every kind must show up in the trace.
@@ -107,9 +114,8 @@ def last_line(text):
     return (text.strip().splitlines() or [""])[-1]
 
 
-async def explore(run, point):
+async def explore(impl_path, run, point):
     """Kill (or fault) the session at ``point``, check, resume, check again; return the problems."""
-    impl_path = loader.chosen_path()
     log = dict(LOG)
     where = run.describe(point)
     with crash.disk_folder() as folder:
@@ -153,10 +159,10 @@ async def explore(run, point):
         return [f"{where}, then resumed: {p}" for p in problems]
 
 
-async def sweep(run, points):
+async def sweep(impl_path, run, points):
     problems = []
     for point in points:
-        problems += await explore(run, point)
+        problems += await explore(impl_path, run, point)
         if problems:
             break  # the first point that breaks is the counterexample
     return problems
@@ -168,9 +174,10 @@ def summary(run, points):
 
 
 @pytest.mark.asyncio(loop_scope="module")
-async def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(dry_run, capsys):
+async def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(
+        impl_path, dry_run, capsys):
     points = sample(dry_run, crash.KINDS)
-    problems = await sweep(dry_run, points)
+    problems = await sweep(impl_path, dry_run, points)
     with capsys.disabled():
         print("\n" + summary(dry_run, points))
     assert not problems, "\n".join(problems)
@@ -179,14 +186,14 @@ async def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_
 @pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("fault", crash.FAULTS)
 async def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and_a_new_session_finishes(
-        dry_run, fault, capsys):
+        impl_path, dry_run, fault, capsys):
     # SQLite ignores a failed sync of the store's FOLDER (made once, after it
     # creates the first journal) by design; faults go to the store's files.
     points = [crash.Point(p.kind, p.index, fault) for p in sample(dry_run, crash.STORE_KINDS)
               if os.path.basename(dry_run.call(p).path or "").startswith("store.db")]
     if not EXHAUSTIVE:
         points = points[:1]  # dev: one fault of each errno
-    problems = await sweep(dry_run, points)
+    problems = await sweep(impl_path, dry_run, points)
     with capsys.disabled():
         print(f"\n{fault} injected: explored {len(points)} of {len(dry_run.points(crash.STORE_KINDS))} store calls")
     assert not problems, "\n".join(problems)

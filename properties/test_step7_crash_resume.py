@@ -6,10 +6,12 @@ process resumes from the same store file. The publisher must see
 twice.
 """
 
+import pathlib
+
 import pytest
 
 from resume.publisher import Publisher
-from resume.testing import loader, receiver, store
+from resume.testing import receiver, store
 from resume.testing.hygiene import each_example_clean
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
@@ -17,9 +19,9 @@ LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
 
 @pytest.mark.asyncio
 @each_example_clean
-async def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying_twice(tmp_path):
+async def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying_twice(impl, tmp_path):
     db = tmp_path / "store.db"
-    impl_path = loader.chosen_path()
+    impl_path = pathlib.Path(impl.__file__)
     async with Publisher(LOG) as publisher:
         code, _, err = await receiver.run(impl_path, publisher.port, db, crash_before_ack=1)
         assert code == receiver.KILLED, err

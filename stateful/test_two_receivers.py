@@ -154,7 +154,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
             return  # nothing to resend yet
         seq = self._old_seq(back)
         self._expect(who, seq, self.log[seq])
-        event(f"two receivers: resend {'>= 128' if self.model.last - seq >= 128 else '< 128'} behind")
+        event(f"two receivers: resend {'>= 128' if self.model.last - seq >= model.LOG_MAX else '< 128'} behind")
 
     @rule(who=RECEIVERS, back=runs.backs())
     def conflict(self, who, back):

@@ -6,8 +6,10 @@
   ``pytest --impl PATH`` would take PATH for a test path.
 * A file named by ``--impl`` or ``RESUME_IMPL`` is loaded when pytest starts,
   so a missing or broken file is one usage error, not a failure per test.
-* The ``impl`` fixture hands the loaded module to the tests; the state
-  machines, which take no fixtures, call ``loader.chosen()``.
+* The ``impl`` fixture hands the loaded module to the tests, and the tests
+  hand it on: to the state machines (``run_state_machine_as_test(lambda:
+  Machine(impl))``, as ``zarr.testing`` does) and, as its file, to the
+  receiver processes they start. Nothing in the suite asks for a global.
 
 Installed with the package, the plugin is active in every pytest run of the
 environment; it loads nothing unless a test asks for ``impl`` or a file is

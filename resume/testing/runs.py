@@ -58,7 +58,7 @@ def run_lengths():
 
 def backs():
     """How far behind the cursor a resend goes: 0-3, or 128 and more (past replay's log)."""
-    return st.integers(0, 3) | st.integers(128, 10**4)
+    return st.integers(0, 3) | st.integers(model.LOG_MAX, 10**4)
 
 
 def _run():
@@ -147,4 +147,4 @@ def record_sizes(events_on_store, lines_in_session=None, far_back=None):
     if lines_in_session is not None:
         event(f"lines in one session: {'>= 200' if lines_in_session >= 200 else '< 200'}")
     if far_back is not None:
-        event(f"resend far behind the cursor (>= 128): {far_back >= 128}")
+        event(f"resend far behind the cursor (>= 128): {far_back >= model.LOG_MAX}")
