@@ -16,12 +16,13 @@ Claims:
 import contextlib
 import os
 import sqlite3
+import tempfile
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import busy
+from resume.testing import busy, domains, model, store
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
 
@@ -186,3 +187,32 @@ def test_a_conflicting_checkpoint_table_raises_and_closes_the_connection(impl, t
         own.execute(CONFLICTING_SCHEMAS[schema])
         own.commit()
     check_failed_open_leaves_nothing_open(impl, path, connect_spy)
+
+
+@pytest.mark.parametrize("form", domains.PATH_FORMS)
+@settings(max_examples=max(5, settings.default.max_examples // 5))  # most forms draw nothing but delta
+@given(data=st.data(), delta=st.integers(model.DELTA_MIN, model.DELTA_MAX))
+def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(impl, form, data, delta):
+    """Every form of ``path`` (``domains.paths``): the outcome is the model's (``model.open_store``);
+    a store at a file is that very file and is there again on the next open; a store that forgets
+    (``:memory:``, ``""``) starts new each time; an unusable path raises and leaves no connection."""
+    _, make = data.draw(domains.paths(form), label="path")
+    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store._FAST_TMP) as folder, contextlib.chdir(folder):
+        path = make(folder)
+        predicted = model.open_store(path)  # the state of the store it opens, or the error
+        got = model.outcome_of(impl, impl.open_store, path)
+        if isinstance(got, model.Raised) or isinstance(predicted, model.Raised):
+            model.expect(got, predicted, f"open_store({path!r}), then state(con)")
+            return
+        con = got.value
+        try:
+            model.expect(model.outcome_of(impl, impl.state, con), predicted, f"open_store({path!r}), then state(con)")
+            assert impl.apply_event(con, 0, delta) is True
+        finally:
+            con.close()
+        expected = model.Store()
+        if model.path_kind(path) == model.PATH_FILE:
+            expected.apply_event(0, delta)
+            assert read(os.fsdecode(path)) == expected.snapshot(), f"the store is not at {path!r} itself"
+        with opened(impl, path) as con:
+            assert impl.state(con) == expected.state(), f"open_store({path!r}) again"

@@ -740,6 +740,20 @@ def replay(events, last, limit):""")),
          "takes only exact int and float timeouts: an int or float subclass is refused",
          (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
           r'''    if type(timeout) not in (int, float):''')),
+    _bug("store-beside-module", 2,
+         "puts a relative store path beside the module, not in the working folder",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    if isinstance(path, str) and path not in ("", ":memory:"):
+        import os
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), path)
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
+    _bug("path-as-uri", 2,
+         "opens the store through a file: URI built from the path: '?', '#' and '%' in a name change the file",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    if isinstance(path, str) and path not in ("", ":memory:"):
+        con = sqlite3.connect(f"file:{path}", timeout=1.0, isolation_level=None, uri=True)
+    else:
+        con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
     _bug("timeout-any-real", 6,
          "takes any number with __float__ as a timeout: a Fraction or a Decimal is accepted",
          (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',

@@ -26,6 +26,8 @@ import asyncio
 import decimal
 import enum
 import fractions
+import os
+import pathlib
 import sys
 
 from hypothesis import strategies as st
@@ -204,3 +206,41 @@ def hooks(draw, awaitable=False, failing=True, none=True):
     if kind == "awaitable":
         return Hook("a hook returning an awaitable", awaitable=True)
     return Hook("a plain hook")
+
+
+# ---------------------------------------------------------------- paths
+
+# Characters that mean something to a URI, a shell or SQL, and non-ASCII ones:
+# sqlite3.connect takes the name as it is (a name starting with "file:" is
+# the one exception, a URI wherever SQLite was built to read them, so none
+# is drawn).
+_PATH_CHARACTERS = " ?#%&;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
+
+PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
+              ":memory:", "empty", "a folder", "missing parent"]
+
+
+@st.composite
+def paths(draw, form=None):
+    """``(form, make)``: a way to name a store; ``make(folder)`` gives the path inside ``folder``.
+
+    A relative name is relative to the working folder: the test makes
+    ``folder`` the working folder while it uses it.
+    """
+    form = form or draw(st.sampled_from(PATH_FORMS))
+    name = "store.db"
+    if form == "special characters":
+        around = st.text(_PATH_CHARACTERS, max_size=6)
+        name = draw(around) + draw(st.sampled_from(_PATH_CHARACTERS[:19])) + draw(around) + ".db"
+    make = {
+        "relative name": lambda folder: name,
+        "absolute": lambda folder: os.path.join(folder, name),
+        "pathlib.Path": lambda folder: pathlib.Path(folder, name),
+        "bytes": lambda folder: os.fsencode(os.path.join(folder, name)),
+        "special characters": lambda folder: os.path.join(folder, name),
+        ":memory:": lambda folder: ":memory:",
+        "empty": lambda folder: "",
+        "a folder": lambda folder: folder,
+        "missing parent": lambda folder: os.path.join(folder, "missing", name),
+    }[form]
+    return form, make

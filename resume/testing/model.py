@@ -36,6 +36,7 @@ The transitions of the cursor rule (step 3, decisions 4 and 6)::
 import dataclasses
 import inspect
 import math
+import os
 import sqlite3
 
 # ------------------------------------------------------------ the bounds
@@ -229,6 +230,39 @@ def parse_line(line):
     """Step 1: ``(seq, delta)`` for a frame, ValueError for anything else."""
     parsed = parse(line)
     return Raised("ValueError") if parsed is None else Returned(parsed)
+
+
+# ------------------------------------------------------------ step 2
+
+# What ``sqlite3.connect(path)`` makes of a path (decision 3: open_store
+# connects with exactly that call): a file at that very name, or a store that
+# is gone when its connection closes (``":memory:"``, and ``""``: a private
+# temporary file), or no store at all (a folder, a missing parent folder).
+PATH_FILE, PATH_FORGETS, PATH_UNUSABLE = "file", "forgets", "unusable"
+
+
+def path_kind(path):
+    """Which of the three a path is, as ``sqlite3.connect`` takes it (looked up on disk now)."""
+    name = os.fsdecode(path)
+    if name in ("", ":memory:"):
+        return PATH_FORGETS
+    parent = os.path.dirname(os.path.abspath(name))
+    if os.path.isdir(name) or not os.path.isdir(parent):
+        return PATH_UNUSABLE
+    return PATH_FILE
+
+
+def open_store(path, existing=None):
+    """Step 2: the outcome of ``open_store(path)``; ``existing`` is the model store the file holds.
+
+    A usable path gives a connection whose ``state`` is the existing store's
+    (a new one's is ``(-1, 0)``); a path where no database can be opened
+    raises ``sqlite3.OperationalError``, with the connection closed.
+    """
+    if path_kind(path) == PATH_UNUSABLE:
+        return Raised("OperationalError")
+    store = existing if existing is not None and path_kind(path) == PATH_FILE else Store()
+    return Returned(store.state())
 
 
 # ------------------------------------------------------------ step 4
