@@ -19,6 +19,10 @@ but the time to the first failure does, and this is the order in which a
 learner working on one step would run them. Both times are kept: ``wall``
 (pytest start to the first failure, startup and the step's earlier tests
 included) and ``test_seconds`` (the catching test alone: search and shrink).
+
+The correct variants (quality/variants/, which the suite must pass) are
+written by the same ``write_copies`` and run by ``run_whole``: the same run
+without ``-x``, so that every false alarm shows, not only the first.
 """
 
 import concurrent.futures
@@ -28,7 +32,7 @@ import pathlib
 import tempfile
 
 from quality import bugs as known
-from resume.testing import check, loader
+from resume.testing import check, loader, runner
 
 # The reference implementation, read as text to be patched: never imported here.
 REFERENCE = loader.DEFAULT_PATH
@@ -56,18 +60,29 @@ def jobs():
     return int(os.environ.get("QUALITY_JOBS") or max(1, min(2, os.cpu_count() or 1)))
 
 
-def write_bugs(folder, selected=None, source=None):
-    """Write one patched copy of the reference per bug into ``folder``; ``{id: path}``."""
+def write_copies(folder, patches, header, patch, source=None):
+    """Write one patched copy of the reference per item of ``patches`` into ``folder``; ``{id: path}``.
+
+    Each item has an ``id``; its copy is ``folder/<id>/client.py``: the line
+    ``header(item)``, then ``patch(item, source)``. The known bugs and the
+    correct variants (quality/variants/) are both written here.
+    """
     source = REFERENCE.read_text() if source is None else source
     folder = pathlib.Path(folder)
     paths = {}
-    for bug in selected or known.BUGS:
-        path = folder / bug.id.replace("-", "_") / "client.py"
+    for item in patches:
+        path = folder / item.id.replace("-", "_") / "client.py"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# KNOWN BUG ({bug.id}, step {bug.step}): {bug.what}\n"
-                        + known.apply(bug, source))
-        paths[bug.id] = path
+        path.write_text(header(item) + patch(item, source))
+        paths[item.id] = path
     return paths
+
+
+def write_bugs(folder, selected=None, source=None):
+    """Write one patched copy of the reference per bug into ``folder``; ``{id: path}``."""
+    return write_copies(folder, selected or known.BUGS,
+                        lambda bug: f"# KNOWN BUG ({bug.id}, step {bug.step}): {bug.what}\n",
+                        known.apply, source)
 
 
 def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed=SEED):
@@ -77,6 +92,22 @@ def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed
     if seed != "random":
         args = (f"--hypothesis-seed={seed}", *args)
     return check.run_suite(impl, paths, profile="dev", timeout=timeout, args=args)
+
+
+def run_whole(impl, *, timeout=TIMEOUT, paths=None, seed=SEED):
+    """The whole suite (or ``paths``) against ``impl``, NOT stopping at the first failure.
+
+    For an implementation that must pass (quality/variants/): every failing
+    test is wanted, not the first. The same run as ``run_one`` otherwise (the
+    project's runner, a fresh example database, the dev profile, ``seed``).
+    Returns the ``runner.Run``: ``failures`` lists every failing test.
+    """
+    if paths is None:
+        paths = check.suite_paths()
+    args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider"]
+    if seed != "random":
+        args.append(f"--hypothesis-seed={seed}")
+    return runner.run([*args, *map(str, paths)], profile="dev", timeout=timeout)
 
 
 def run_all(selected=None, *, reference=True, workers=None, on_result=None, paths=None, seed=SEED):
