@@ -1,99 +1,98 @@
 """Step 5, ``consume_line``: the business ACK comes only after the commit.
 
-Claims:
-* a new event and a duplicate with the same content both return exactly
-  ``b"ACK <seq>\\n"``, anywhere in the seq range, and right after the ACK a
-  second connection sees the event committed;
-* a parse error (any invalid frame, non-bytes too), a gap, a conflict and a
-  fault (any BaseException, passed through to apply_event) each propagate —
-  the fault as the very same object — with no ACK returned, nothing
-  committed and no transaction left open.
+One claim: for any sequence of calls, from a fresh store or from a cursor
+anywhere in the seq range (rows possibly missing below it), with ``line``
+drawn from its whole domain (``strategies.lines()``) or made a frame
+against the model's cursor (the next event, a duplicate, a conflict, a gap)
+and ``fault`` from its whole domain (``domains.hooks()``), each call's
+outcome is the model's (``model.Store.consume_line``: ``b"ACK <seq>\\n"`` for
+a new event and for a duplicate, step 1's or step 3's error otherwise, a
+fault's own exception as that very object); ``fault`` is passed through to
+``apply_event`` (called exactly when and as often as the model calls it,
+never by ``consume_line`` itself); right after the call a second connection
+sees exactly the model's store, the connection's own ``state`` agrees, and
+no transaction is left open.
 """
 
 import pytest
-from hypothesis import given, note
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
+from resume.testing import domains, model
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
 
 
-def ack(seq):
-    return b"ACK " + str(seq).encode("ascii") + b"\n"
+@st.composite
+def starts(draw):
+    """The model's store to start from: fresh, or a cursor anywhere with some rows below it."""
+    if draw(st.booleans()):
+        return model.Store()
+    last = draw(st.integers(model.SEQ_MIN, model.SEQ_MAX))
+    below = range(max(0, last - 3), last + 1)
+    ledger = {seq: draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)) for seq in below if draw(st.booleans())}
+    return model.Store(last, draw(st.integers(-(10**6), 10**6)), ledger)
 
 
-@given(
-    new=st.lists(sts.deltas(), min_size=1, max_size=5),
-    start=st.one_of(st.just(-1), st.integers(-1, sts.SEQ_MAX - 5), st.just("top")),
-    resend=st.lists(st.integers(0, 4), max_size=4),
-)
-def test_new_and_duplicate_events_are_acked_with_their_seq_after_the_commit(impl, new, start, resend):
-    if start == "top":
-        start = sts.SEQ_MAX - len(new)  # the last event is 2147483647
-    with temp_store_path() as path, opened(impl, path) as con:
-        prefill(path, start, 0)
-        total, ledger = 0, {}
-        for offset, delta in enumerate(new):
-            seq = start + 1 + offset
-            total += delta
-            ledger[seq] = delta
-            assert impl.consume_line(con, sts.frame(seq, delta)) == ack(seq)
-            assert read(path) == ((seq, total), ledger)  # visible to another connection at once
-        for offset in resend:
-            seq = start + 1 + offset % len(new)
-            assert impl.consume_line(con, sts.frame(seq, ledger[seq])) == ack(seq)
-            assert not con.in_transaction
-        assert read(path) == ((start + len(new), total), ledger)
+# A line is drawn as an intention and made a frame against the model's
+# cursor when it is sent, so that it stays interesting as the cursor moves:
+#   next        seq = last + 1
+#   duplicate   seq = last - k, the delta the ledger holds (with no row: any delta)
+#   conflict    seq = last - k, a delta that differs from the ledger's
+#   gap         seq = last + 1 + k
+#   any line    a value from the whole domain of ``line``
+INTENTIONS = ["next", "duplicate", "conflict", "gap", "any line"]
+
+# Which parameter a run draws from its whole domain more often (each in a
+# run of its own, so that both get the whole budget in every run).
+FOCUS = ["line", "fault"]
+
+LINES, HOOKS = sts.lines(), domains.hooks()
 
 
 @st.composite
-def failing_lines(draw, history, kind):
-    """``(kind, line, fault, expected)`` that consume_line must refuse, after ``history`` was applied from seq 0."""
-    applied = len(history)
-    delta = draw(sts.deltas())
-    if kind == "parse error":
-        return kind, draw(sts.invalid_frames()), None, ValueError
-    if kind == "gap":
-        return kind, sts.frame(applied + draw(st.integers(1, 3)), delta), None, "Gap"
-    if kind == "conflict":
-        # An applied seq with other content; or, with nothing applied, seq 0
-        # while the test sets the cursor to 0 with no ledger row (decision 6).
-        seq = draw(st.integers(0, max(0, applied - 1)))
-        if seq < applied and history[seq] == delta:
-            delta = delta + 1 if delta < sts.DELTA_MAX else delta - 1
-        return kind, sts.frame(seq, delta), None, "Conflict"
-    error = draw(sts.fault_errors())
-
-    def fault():
-        raise error
-
-    return kind, sts.frame(applied, delta), fault, error
+def calls(draw, focus):
+    kinds = INTENTIONS + ["next"] * 2  # mostly forward, so that the ledger grows and faults get called
+    kind = draw(st.sampled_from(kinds + ["any line"] * len(kinds) if focus == "line" else kinds))
+    line = draw(LINES) if kind == "any line" else None
+    fault = draw(HOOKS if focus == "fault" or draw(st.booleans()) else st.none())
+    return kind, draw(st.integers(0, 3)), draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)), line, fault
 
 
-@pytest.mark.parametrize("kind", ["parse error", "gap", "conflict", "fault"])
-@given(history=st.lists(sts.deltas(), max_size=4), data=st.data())
-def test_errors_propagate_with_no_ack_and_nothing_committed(impl, kind, history, data):
-    _, line, fault, expected = data.draw(failing_lines(history, kind), label="failure")
+def concrete(store, call):
+    """The line of a drawn call, against the model's store as it is now."""
+    kind, k, delta, line, _ = call
+    if kind == "any line":
+        return line
+    if kind in ("next", "gap"):
+        return model.frame(store.last + 1 + (max(k, 1) if kind == "gap" else 0), delta)
+    seq = store.last - k
+    stored = store.ledger.get(seq)
+    if kind == "duplicate" or stored is None:
+        return model.frame(seq, delta if stored is None else stored)
+    return model.frame(seq, stored + 1 if stored < model.DELTA_MAX else stored - 1)
+
+
+@pytest.mark.parametrize("focus", FOCUS)
+@settings(max_examples=2 * settings.default.max_examples)  # a few ms an example: cheap
+@given(start=starts(), data=st.data())
+def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
+    plan = data.draw(st.lists(calls(focus), min_size=1, max_size=12), label="plan")
+    expected = start.copy()
     with temp_store_path() as path, opened(impl, path) as con:
-        for seq, delta in enumerate(history):
-            impl.apply_event(con, seq, delta)
-        if kind == "conflict" and not history:
-            prefill(path, 0, 0)
-        before = read(path)
-        note(f"before: {before}")
-        returned = None
-        try:
-            returned = impl.consume_line(con, line, fault)
-        except BaseException as error:  # faults include KeyboardInterrupt and friends
-            raised = error
-        else:
-            raised = None
-        assert returned is None, f"{returned!r} returned for a {kind}"
-        if kind == "fault":
-            assert raised is expected
-        elif expected == ValueError:
-            assert isinstance(raised, ValueError)
-        else:
-            assert isinstance(raised, getattr(impl, expected))
-        assert not con.in_transaction
-        assert read(path) == before
+        if start.last != model.LAST_MIN:
+            prefill(path, start.last, start.total, start.ledger)
+        for call in plan:
+            line, fault = concrete(expected, call), call[-1]
+            what = f"consume_line(con, {line!r}, fault={fault!r}) on a store at (last, total) = {expected.state()}"
+            note(what)
+            theirs, mine = domains.fresh(fault), domains.fresh(fault)
+            prediction = expected.consume_line(line, theirs)
+            model.expect(model.outcome_of(impl, impl.consume_line, con, line, mine), prediction, what)
+            if isinstance(mine, domains.Hook):
+                assert mine.calls == theirs.calls, (
+                    f"{what}: fault called {len(mine.calls)} times, not {len(theirs.calls)} "
+                    "(it is passed through to apply_event, which calls it once, with no argument, or never)")
+            assert not con.in_transaction, f"{what} left a transaction open"
+            assert read(path) == expected.snapshot(), f"{what}: another connection does not see the model's store"
+            assert impl.state(con) == expected.state()

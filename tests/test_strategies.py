@@ -52,7 +52,7 @@ def test_windows_reach_the_largest_log():
     find(sts.windows(), lambda window: len(window) == sts.LOG_MAX, settings=SEARCH)
 
 
-def test_bad_ints_draw_one_past_each_bound():
-    for bound in (sts.LAST_MIN - 1, sts.LIMIT_MAX + 1):
-        find(sts.bad_ints(sts.LAST_MIN, sts.LIMIT_MAX), lambda value, b=bound: value == b and type(value) is int,
-             settings=SEARCH)
+
+def test_window_deltas_reach_both_ends_of_their_range():
+    for end in (sts.DELTA_MIN, sts.DELTA_MAX):
+        find(sts.windows(), lambda window, e=end: any(delta == e for _, delta in window), settings=SEARCH)
