@@ -28,11 +28,9 @@ by the meta-test's own writer, ``quality.meta.write_copies``.
 * ``replay-copies``: ``replay`` returns new tuples equal to the caller's;
 * ``open-no-write``: ``open_store`` only reads a store already set up (it
   writes, and so waits for another writer's lock, only to set one up);
-* ``abort-always``: ``abort()`` after a closing wait that succeeded too. A
-  KNOWN FALSE ALARM (``KNOWN_FALSE_ALARMS``): two tests of
-  properties/test_step6_consume_session.py assert that no ``abort()``
-  follows a closing wait that ended in time; the meta-test expects this
-  variant to fail until they check only that the wait was awaited;
+* ``abort-always``: ``abort()`` after a closing wait that succeeded too
+  (decision 17: the step-6 tests check that such a wait ran to its end, not
+  that no ``abort()`` followed it);
 * ``independent``: ``independent.py`` in this folder, written from SPEC.md
   alone by someone who never read resume/client.py (a file, not a patch);
   included when the file exists.
@@ -172,14 +170,7 @@ VARIANTS = [
 # a fix: ``{id: (the failing tests' node ids, why they are false alarms)}``.
 # The meta-test expects exactly those tests to fail; once the suite passes the
 # variant it turns red, and the entry is to go.
-KNOWN_FALSE_ALARMS = {
-    "abort-always": (
-        ("properties/test_step6_consume_session.py::test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted[EOF]",
-         "properties/test_step6_consume_session.py::test_a_slow_closing_wait_within_the_timeout_is_awaited_not_aborted[gap]",
-         "properties/test_step6_consume_session.py::test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second"),
-        "they assert `aborts == 0` after a closing wait that ended in time, which decision 17 leaves open; "
-        "they should check only that the wait was awaited to its end"),
-}
+KNOWN_FALSE_ALARMS = {}
 
 
 def write(folder, selected=None, source=None):

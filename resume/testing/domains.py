@@ -12,10 +12,11 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
   outside, int subclasses (an ``IntEnum``, a user's subclass: ints, decision
   14), ``bool``, floats (integral ones too), ``Decimal``, ``Fraction``,
   numeric strings, None. ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``.
-* ``timeouts()``: tiny, ordinary and huge ints and floats, subnormals, ints
-  past float range, int and float subclasses, zero and negatives, NaN and
-  infinities, ``bool``, ``Fraction``, ``Decimal``, strings, None.
-* ``hooks(awaitable=...)``: a ``fault`` or ``before_ack``: None, a plain
+* ``timeouts(kind)``, ``TIMEOUT_CLASSES``: short ints and floats, int and
+  float subclasses, zero and negatives, NaN and infinities, an int past
+  float range, ``bool``, ``Fraction``, ``Decimal``, strings, None; and
+  ``HUGE_OR_TINY_TIMEOUTS`` (valid, never waited for).
+* ``hooks(awaitable=..., kind=...)``, ``HOOK_KINDS``: a ``fault`` or ``before_ack``: None, a plain
   function, one returning something that is neither None nor awaitable, a
   falsy callable, one returning an awaitable, one raising each kind of
   ``BaseException`` (directly or from its awaitable), and values that cannot
@@ -93,27 +94,31 @@ def limits():
     return ints(model.LIMIT_MIN, model.LIMIT_MAX)
 
 
-def timeouts(valid_max=30.0):
-    """Any value a caller may pass as ``timeout`` (decision 10); the valid ones at most ``valid_max`` s.
+_SHORT = st.floats(min_value=0.05, max_value=2.0)  # valid, and short enough to wait for
 
-    Valid timeouts are kept short enough to wait for (``valid_max``); the
-    huge valid ones (``1e300``, ``2**1000``) are in the domain too but only
-    where the test never waits for them (``timeouts(valid_max=None)``).
-    """
-    short = st.floats(min_value=0.05, max_value=valid_max or 30.0)
-    valid = [short, st.integers(1, int(valid_max or 30)), short.map(UserFloat), st.just(Number.ONE),
-             st.just(UserInt(1))]
-    if valid_max is None:
-        valid += [st.sampled_from([sys.float_info.min, 5e-324, 1e-9, 1e300, sys.float_info.max, 2**1000])]
-    invalid = st.one_of(
-        st.sampled_from([0, 0.0, -0.0, -1, -1.5, Number.ZERO, UserInt(0)]),
-        st.sampled_from([float("nan"), float("inf"), -float("inf"), UserFloat("nan")]),
-        st.just(2**1024),  # an int too large to become a float
-        st.booleans(),
-        st.sampled_from([fractions.Fraction(1, 2), decimal.Decimal("0.5"), decimal.Decimal("NaN")]),
-        st.sampled_from(["1", "1.0", None, [1], 1j]),
-    )
-    return st.one_of(*valid, invalid)
+TIMEOUT_CLASSES = {
+    "float": _SHORT,
+    "int": st.integers(1, 2),
+    "float subclass": _SHORT.map(UserFloat),
+    "int subclass": st.sampled_from([Number.ONE, UserInt(1)]),
+    "zero": st.sampled_from([0, 0.0, -0.0, Number.ZERO, UserInt(0)]),
+    "negative": st.sampled_from([-1, -1.5, -float("inf")]),
+    "NaN or infinity": st.sampled_from([float("nan"), UserFloat("nan"), float("inf")]),
+    "int past float range": st.just(2**1024),
+    "bool": st.booleans(),
+    "Fraction": st.just(fractions.Fraction(1, 2)),
+    "Decimal": st.sampled_from([decimal.Decimal("0.5"), decimal.Decimal("NaN")]),
+    "not a number": st.sampled_from(["1", "1.0", None, [1], 1j]),
+}
+"""The classes of ``timeout`` (decision 10), each a strategy; the valid ones at most 2 s."""
+
+# Valid, but never waited for: only where a test does not wait out the timeout.
+HUGE_OR_TINY_TIMEOUTS = st.sampled_from([sys.float_info.min, 5e-324, 1e-9, 1e300, sys.float_info.max, 2**1000])
+
+
+def timeouts(kind=None):
+    """Any value a caller may pass as ``timeout``: of class ``kind`` (a key of TIMEOUT_CLASSES), or any."""
+    return TIMEOUT_CLASSES[kind] if kind else st.one_of(*TIMEOUT_CLASSES.values())
 
 
 # ---------------------------------------------------------------- hooks
@@ -181,15 +186,18 @@ def fresh(hook):
 NOT_CALLABLE = [0, "", b"x", [], 1.5, True]
 
 
+HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callable", "raises",
+              "awaitable", "awaitable raises"]
+"""The classes of ``fault`` and ``before_ack`` (the last two only for ``before_ack``: it may return an awaitable)."""
+
+
 @st.composite
-def hooks(draw, awaitable=False, failing=True, none=True):
-    """A ``fault`` (``awaitable=False``) or a ``before_ack`` (``awaitable=True``: it may return one)."""
-    kinds = ["plain", "returns a value", "falsy callable", "not callable"]
-    kinds += ["None"] if none else []
-    kinds += ["raises"] if failing else []
-    if awaitable:
-        kinds += ["awaitable"] + (["awaitable raises"] if failing else [])
-    kind = draw(st.sampled_from(kinds))
+def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
+    """A ``fault`` (``awaitable=False``) or a ``before_ack`` (``awaitable=True``): of class ``kind``, or any."""
+    if kind is None:
+        kinds = [k for k in HOOK_KINDS if (awaitable or not k.startswith("awaitable"))
+                 and (failing or "raises" not in k) and (none or k != "None")]
+        kind = draw(st.sampled_from(kinds))
     if kind == "None":
         return None
     if kind == "not callable":

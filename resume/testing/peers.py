@@ -170,7 +170,8 @@ class CloseFault:
     close, get_extra_info, ...) goes to the real writer, so ``close()`` really
     closes the socket. ``transport.aborts`` counts ``transport.abort()`` calls
     (each passed on to the real transport); ``entered`` is set once
-    ``wait_closed()`` has been called.
+    ``wait_closed()`` has been called, ``finished`` once a slow wait ran to
+    its end (whether ``abort()`` also follows is left open: decision 17).
     """
 
     def __init__(self, writer, fault):
@@ -180,6 +181,7 @@ class CloseFault:
         self._fault = fault
         self.transport = _AbortCounter(writer.transport)
         self.entered = asyncio.Event()
+        self.finished = False
 
     def __getattr__(self, name):
         return getattr(self._writer, name)
@@ -190,7 +192,9 @@ class CloseFault:
             await asyncio.Event().wait()  # never set
         if isinstance(self._fault, (int, float)):
             await asyncio.sleep(self._fault)
-            return await self._writer.wait_closed()
+            await self._writer.wait_closed()
+            self.finished = True
+            return None
         raise self._fault
 
 
@@ -222,6 +226,7 @@ class DrainFault:
         self._fault = fault
         self._faulted = False
         self.entered = asyncio.Event()
+        self.finished = False
 
     def __getattr__(self, name):
         return getattr(self._writer, name)
