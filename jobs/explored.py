@@ -45,9 +45,8 @@ def _families():
     """``{prefix: [labels]}``: every label a strategy can record with ``event()``, by family."""
     return {
         "invalid frame: ": sorted(strategies.FRAME_MALFORMATIONS) + ["not bytes"],
-        "malformed replay input: ": sorted(strategies.LOG_MALFORMATIONS) + list(strategies.BAD_ARGUMENTS),
+        "malformed replay input: ": sorted(strategies.LOG_MALFORMATIONS),
         "cursor ": list(strategies.RELATIONS),
-        "fault: ": [kind.__name__ for kind in strategies._FAULT_TYPES],
     }
 
 

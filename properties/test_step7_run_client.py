@@ -33,14 +33,13 @@ import sqlite3
 import tempfile
 
 import pytest
-from hypothesis import event, example, given, note
+from hypothesis import event, example, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import leaks, peers, store
-from resume.testing import strategies as sts
+from resume.testing import leaks, model, peers, store
 from resume.testing import timeouts
 from resume.testing.hygiene import each_example_clean
-from resume.testing.tasks import CANCELLED, RAISED, RETURNED, cancel_after, outcome_of, outcome_within, until
+from resume.testing.tasks import CANCELLED, RAISED, cancel_after, model_outcome, outcome_of, outcome_within, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -170,10 +169,11 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
 @st.composite
 def stored_runs(draw):
     """A store at some cursor, and a publisher that redelivers some of what it holds."""
-    base = draw(st.just(-1) | st.integers(0, 20) | st.integers(sts.SEQ_MAX - 20, sts.SEQ_MAX - 10))
+    base = draw(st.just(model.LAST_MIN) | st.integers(0, 20) | st.integers(model.SEQ_MAX - 20, model.SEQ_MAX - 10))
     total = draw(st.integers(-(10**6), 10**6)) if base >= 0 else 0
-    applied = draw(st.lists(sts.deltas(), max_size=3))  # in the store after base, with ledger rows
-    fresh = draw(st.lists(sts.deltas(), max_size=3))  # not in the store yet
+    deltas = st.integers(model.DELTA_MIN, model.DELTA_MAX)
+    applied = draw(st.lists(deltas, max_size=3))  # in the store after base, with ledger rows
+    fresh = draw(st.lists(deltas, max_size=3))  # not in the store yet
     redelivered = draw(st.integers(0, len(applied)))  # stored, but their ACKs never reached the publisher
     return base, total, applied, fresh, redelivered
 
@@ -184,31 +184,30 @@ def stored_runs(draw):
 async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing(impl, run):
     base, total, applied, fresh, redelivered = run
     first = base + 1
-    ledger = {first + i: delta for i, delta in enumerate(applied)}
-    cursor = base + len(applied)
-    final = cursor + len(fresh)
-    final_state = (final, total + sum(applied) + sum(fresh))
-    final_ledger = {**ledger, **{cursor + 1 + i: delta for i, delta in enumerate(fresh)}}
-    expected_calls = list(range(cursor - redelivered + 1, final + 1))
-    note(f"cursor {cursor}, final {final_state}, before_ack calls {expected_calls}")
+    log = [(first + i, delta) for i, delta in enumerate(applied + fresh)]
+    expected = model.Store(base + len(applied), total + sum(applied), dict(log[:len(applied)]))
+    start = expected.copy()
+    resent = log[len(applied) - redelivered:]  # what the publisher sends: from its last ACK on
+    predicted = [await expected.session([model.frame(*e) for e in resent], None, TIMEOUT, lambda seq: None),
+                 await expected.session([], None, TIMEOUT, lambda seq: None)]
+    note(f"the store at {start.state()}; the model: {predicted}")
     event(f"redelivered: {redelivered}, fresh: {len(fresh)}")
 
     with store.temp_store_path() as path:
         impl.open_store(path).close()
-        if base >= 0 or ledger:
-            store.prefill(path, cursor, total + sum(applied), ledger)
-        log = [(first + i, delta) for i, delta in enumerate(applied + fresh)]
-        results, calls, publisher = await run_twice(impl, path, log, first, cursor - redelivered)
+        if base >= 0 or start.ledger:
+            store.prefill(path, start.last, start.total, start.ledger)
+        results, calls, publisher = await run_twice(impl, path, log, first, start.last - redelivered)
         stored = store.read(path)
 
-    assert publisher.sessions[0].resume == b"RESUME %d\n" % cursor
-    assert results[0] == final_state
-    assert calls[0] == expected_calls, "before_ack for each redelivered and fresh event, in order"
-    assert publisher.sessions[0].acks == expected_calls
-    assert stored == (final_state, final_ledger), "each event applied exactly once"
-    assert publisher.sessions[1].resume == b"RESUME %d\n" % final
-    assert publisher.sessions[1].sent == [] and calls[1] == []
-    assert results[1] == final_state
+    assert publisher.sessions[0].resume == model.resume_line(start.last)
+    assert publisher.sessions[1].resume == model.resume_line(expected.last)
+    for index, (session, result, called, wanted) in enumerate(zip(publisher.sessions, results, calls, predicted)):
+        model.expect(result, wanted.outcome, f"run_client, run {index + 1}")
+        assert called == wanted.calls, "before_ack for each redelivered and fresh event, in order"
+        assert [model.ack(seq) for seq in session.acks] == wanted.acks
+    assert publisher.sessions[1].sent == []
+    assert stored == expected.snapshot(), "each event applied exactly once"
 
 
 async def run_twice(impl, path, log, start, acked):
@@ -216,11 +215,8 @@ async def run_twice(impl, path, log, start, acked):
     async with Publisher(log, start=start, acked=acked) as publisher:
         for _ in range(2):
             calls.append([])
-            kind, value = await outcome_within(
-                impl.run_client(HOST, publisher.port, path, TIMEOUT, calls[-1].append), TIMEOUT + SLACK
-            )
-            assert kind == RETURNED, f"{kind} {value!r}"
-            results.append(value)
+            results.append(await model_outcome(
+                impl, impl.run_client(HOST, publisher.port, path, TIMEOUT, calls[-1].append), TIMEOUT + SLACK))
             assert_store_closed(path)
             assert await peers.publisher_idle(publisher, PEER_ENDS_WITHIN), "the publisher never saw the connection end"
     return results, calls, publisher
@@ -320,3 +316,34 @@ async def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socke
         assert ended, "the publisher never saw the connection end"
         assert acks == [], "event 0 was ACKed before before_ack completed"
         assert store.read(path) == ((0, 5), {0: 5})
+
+
+# ------------------------------------------------- any form of host and port
+
+# Decision 16: host and port go to asyncio.open_connection as given.
+HOSTS = {"IPv4 address": ("127.0.0.1", "127.0.0.1"), "IPv6 address": ("::1", "::1"), "name": ("localhost", "127.0.0.1")}
+# An int subclass is not drawn: handed on as given, it reaches getaddrinfo,
+# which takes only an exact int or a str (a name host fails with OSError).
+PORT_FORMS = {"int": int, "str of digits": str}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("port_form", sorted(PORT_FORMS))
+@pytest.mark.parametrize("host_form", sorted(HOSTS))
+@given(log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=2))
+@settings(max_examples=3)  # the forms are the point, not the events
+@each_example_clean
+async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_form, log):
+    host, listen = HOSTS[host_form]
+    lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
+    expected = model.Store()
+    predicted = await expected.session(lines, None, TIMEOUT)
+    with store.temp_store_path() as path:
+        async with peers.Peer(b"".join(lines), host=listen) as peer:
+            port = PORT_FORMS[port_form](peer.port)
+            got = await model_outcome(impl, impl.run_client(host, port, path, TIMEOUT), TIMEOUT + SLACK)
+            await peer.all_ended(PEER_ENDS_WITHIN)
+            received = peer.connections[0].received if peer.connections else b""
+        model.expect(got, predicted.outcome, f"run_client({host!r}, {port!r}, path, {TIMEOUT})")
+        assert received == model.resume_line(model.LAST_MIN) + b"".join(predicted.acks)
+        assert store.read(path) == expected.snapshot()

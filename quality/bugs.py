@@ -754,6 +754,18 @@ def replay(events, last, limit):""")),
         con = sqlite3.connect(f"file:{path}", timeout=1.0, isolation_level=None, uri=True)
     else:
         con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
+    _bug("ipv4-only", 7,
+         "connects over IPv4 only (family=AF_INET): an IPv6 host is never reached",
+         (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''            import socket
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX, family=socket.AF_INET)''')),
+    _bug("port-must-be-int", 7,
+         "refuses a port given as a string of digits",
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)''', r'''    _check_timeout(timeout)
+    if not isinstance(port, int):
+        raise ValueError(f"port must be an int, not {port!r}")
+    con = open_store(path)''')),
     _bug("timeout-any-real", 6,
          "takes any number with __float__ as a timeout: a Fraction or a Decimal is accepted",
          (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',

@@ -87,11 +87,13 @@ class Peer:
       receive buffer is tiny, so a client's writes soon stay in its own buffer;
     * ``reset=True``: reset the connection (RST) as soon as it is accepted.
 
-    Use as ``async with Peer(...) as peer``; ``peer.port``, ``peer.connections``.
+    ``host`` is 127.0.0.1 or ::1. Use as ``async with Peer(...) as peer``;
+    ``peer.port``, ``peer.connections``.
     Leaving the block closes every connection it still holds.
     """
 
-    def __init__(self, script=b"", *, eof=True, stall=False, reset=False):
+    def __init__(self, script=b"", *, eof=True, stall=False, reset=False, host=HOST):
+        self.host = host  # 127.0.0.1, or ::1 (an IPv6 listener)
         self.script = script
         self.eof = eof
         self.stall = stall
@@ -103,11 +105,11 @@ class Peer:
         self._tasks = set()
 
     async def __aenter__(self):
-        sock = socket.socket()
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
         if self.stall:
             # Before listen(), so that accepted sockets inherit it.
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, _TINY_BUFFER)
-        sock.bind((HOST, 0))
+        sock.bind((self.host, 0))
         self._server = await asyncio.start_server(self._serve, sock=sock)
         self.port = self._server.sockets[0].getsockname()[1]
         return self

@@ -134,7 +134,7 @@ def opened(impl, path):
 def prefill(path, last, total, ledger=None):
     """Set the checkpoint to ``(last, total)`` and add ``ledger`` rows, in a store open_store created.
 
-    Lets a test start anywhere in the seq range (near 2147483647 too) without
+    Lets a test start anywhere in the seq range (near its top too) without
     applying two billion events, and make a ledger with rows missing.
     """
     with busy.lock_is_a_finding(path), contextlib.closing(

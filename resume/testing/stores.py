@@ -7,7 +7,7 @@ step 2) is that ``open_store`` creates the tables and the checkpoint row
 ONLY when they do not exist, so it must keep whatever such a store holds.
 
 * ``foreign_stores()``: a ``Foreign`` description: any valid checkpoint
-  (``last`` from -1 to the top of the seq range, 2147483647, a total far
+  (``last`` from -1 to the top of the seq range, a total far
   from the ledger's sum if the ledger was trimmed), the ledger rows another
   writer kept (a suffix ``kept_from..last`` of ``0..last``: the older rows
   trimmed, or none kept at all), the two tables created in either order, the

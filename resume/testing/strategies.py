@@ -18,7 +18,6 @@ Contents:
   them all and records the kind with ``event()``;
 * frame-shaped bytes for differential checks: ``mutated_frames``,
   ``frame_like_bytes``;
-* faults: ``fault_errors`` (any BaseException, raised by a ``fault`` hook);
 * event logs for ``replay``: ``windows``, ``cursor_for`` /
   ``window_and_cursor`` (``RELATIONS``), ``limits``, ``as_passed`` (a log as
   a caller passes it), ``valid_log_args``; malformed ones, one strategy per
@@ -47,7 +46,7 @@ from resume.testing.model import (  # noqa: F401 - re-exported: the bounds, stat
 
 
 def seqs(min_value=SEQ_MIN, max_value=SEQ_MAX):
-    """Valid seqs, biased to the boundaries 0, 1 and 2147483647."""
+    """Valid seqs, biased to the boundaries 0, 1 and the top of the range."""
     edges = [v for v in (0, 1, SEQ_MAX - 1, SEQ_MAX) if min_value <= v <= max_value]
     return st.integers(min_value, max_value) | st.sampled_from(edges) if edges else st.integers(min_value, max_value)
 
@@ -307,7 +306,7 @@ def over_length_frames(draw):
     """Frames of 65 bytes or more, padded from a valid frame.
 
     What this can and cannot tell apart: the longest valid frame
-    (``EVENT 2147483647 -1000\\n``) is 23 bytes, so every frame over 64 bytes
+    (the top seq and delta -1000) is 23 bytes, so every frame over 64 bytes
     is ALSO malformed in another way (leading zeros, extra spaces, a huge
     number). An implementation that forgot only the length check but parses
     strictly is therefore indistinguishable by its results, and no test can
@@ -441,35 +440,6 @@ def frame_like_bytes():
     )
 
 
-# ---------------------------------------------------------------- faults
-
-
-class FaultError(Exception):
-    """An Exception subclass of the test's own, raised by a ``fault`` hook."""
-
-
-_FAULT_TYPES = [
-    FaultError,
-    RuntimeError,
-    ValueError,
-    OSError,
-    KeyboardInterrupt,
-    SystemExit,
-    asyncio.CancelledError,
-    GeneratorExit,
-]
-
-
-def fault_errors():
-    """A fresh exception object of any kind a ``fault`` may raise (SPEC decision 5: any BaseException)."""
-    return st.sampled_from(_FAULT_TYPES).map(_raised_by_fault)
-
-
-def _raised_by_fault(kind):
-    event(f"fault: {kind.__name__}")  # the fuzz summary's "fault" family (jobs/explored.py)
-    return kind("fault")
-
-
 # ---------------------------------------------------------------- event logs for replay
 #
 # A log's deltas come from ONE drawn seed (``_deltas``), however long the log:
@@ -495,7 +465,7 @@ def windows(draw, min_size=1, max_size=LOG_MAX, min_first=SEQ_MIN, max_final=SEQ
 
     The first seq is at least ``min_first`` and the final one at most
     ``max_final``; the start is biased to the lowest and the highest start
-    allowed (so windows ending at 2147483647 are common), and the size to
+    allowed (so windows ending at the top of the range are common), and the size to
     ``min_size`` and ``max_size`` (so a log of exactly 128 events is too).
     """
     size = draw(st.integers(min_size, max_size) | st.sampled_from([min_size, max_size]))
@@ -666,7 +636,7 @@ def _not_a_list(draw):
 @st.composite
 def _seq_out_of_range(draw):
     # Consecutive, but running off an end of the seq range: -1 before 0, or
-    # 2147483648 after 2147483647.
+    # one past the top seq, after the top seq.
     if draw(st.booleans()):
         return [(-1, draw(deltas()))] + draw(windows(max_size=16, max_final=SEQ_MIN + 15).map(_from_zero))
     return draw(windows(max_size=16, min_first=SEQ_MAX - 15).map(_to_top)) + [(SEQ_MAX + 1, draw(deltas()))]
@@ -723,10 +693,6 @@ def malformed_logs(draw, kind=None):
     return log, draw(_mostly(cursor, LASTS)), draw(_mostly(LIMITS_VALID, LIMITS))
 
 
-BAD_ARGUMENTS = ["bad last", "bad limit", "last past the end"]
-"""Labels jobs/explored.py still lists under "malformed replay input: " (no strategy records them now)."""
-
-
 # ---------------------------------------------------------------- ranges at their ends, together
 #
 # Every numeric range of the contract drawn at both of its ends and just
@@ -769,7 +735,7 @@ def replay_at_ends(draw, corner=None):
     The log's length, its place in the seq range, its deltas, the cursor and
     the limit are each drawn at their low end, their high end or inside, all
     independently, so their ends meet; the cursor also stands at the log's
-    end or just before its start as often as at -1 or 2147483647. ``ends``
+    end or just before its start as often as at -1 or at the top seq. ``ends``
     names the ends the draw hit (also recorded with ``event()``).
     A ``corner`` (one of CORNERS) fixes the log's place and the cursor there;
     the other ranges stay free.
@@ -855,7 +821,7 @@ def frames_at_ends(draw, shape=None):
     parse_line must raise ValueError: seq 2147483648, delta -1001 or 1001,
     or a line one byte over the 64-byte limit. ``shape`` (one of
     FRAME_SHAPES, drawn if not given): "free" draws seq and delta each at an
-    end or inside; "shortest" is ``EVENT 0 0``, "longest" is seq 2147483647
+    end or inside; "shortest" is ``EVENT 0 0``, "longest" is the top seq
     with delta -1000 (23 bytes); the others are one past a range.
     """
     shape = shape or draw(st.sampled_from(FRAME_SHAPES))
