@@ -26,17 +26,6 @@ from resume.testing import domains, model
 from resume.testing.store import opened, prefill, read, temp_store_path
 
 
-@st.composite
-def starts(draw):
-    """The model's store to start from: fresh, or a cursor anywhere with some rows below it."""
-    if draw(st.booleans()):
-        return model.Store()
-    last = draw(st.integers(model.SEQ_MIN, model.SEQ_MAX))
-    below = range(max(0, last - 3), last + 1)
-    ledger = {seq: draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)) for seq in below if draw(st.booleans())}
-    return model.Store(last, draw(st.integers(-(10**6), 10**6)), ledger)
-
-
 # A call is drawn as an intention and made concrete against the model's
 # cursor when it runs, so that it stays interesting as the cursor moves:
 #   next          seq = last + 1
@@ -84,7 +73,7 @@ def concrete(store, call):
 
 @pytest.mark.parametrize("focus", FOCUS)
 @settings(max_examples=2 * settings.default.max_examples)  # 10 ms an example: cheap, and it finds most bugs
-@given(start=starts(), data=st.data())
+@given(start=domains.stores(), data=st.data())
 def test_apply_event_does_what_the_model_predicts(impl, focus, start, data):
     plan = data.draw(st.lists(calls(focus), min_size=1, max_size=12), label="plan")
     expected = start.copy()

@@ -216,6 +216,21 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
     return Hook("a plain hook")
 
 
+# ---------------------------------------------------------------- stores
+
+
+@st.composite
+def stores(draw):
+    """A ``model.Store`` to start from: fresh, or a cursor anywhere in the seq range with some
+    rows missing below it and a total that is not their sum (a store another writer left)."""
+    if draw(st.booleans()):
+        return model.Store()
+    last = draw(st.integers(model.SEQ_MIN, model.SEQ_MAX))
+    below = range(max(0, last - 3), last + 1)
+    ledger = {seq: draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)) for seq in below if draw(st.booleans())}
+    return model.Store(last, draw(st.integers(-(10**6), 10**6)), ledger)
+
+
 # ---------------------------------------------------------------- paths
 
 # Characters that mean something to a URI, a shell or SQL, and non-ASCII ones:
