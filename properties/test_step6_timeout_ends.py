@@ -2,11 +2,11 @@
 
 SPEC.md: "``timeout`` must be a positive, finite ``int`` or ``float``, not
 ``bool``" (decision 10: an int too large to become a float is invalid). At the
-ends (``timeouts.VALID_ENDS``: the smallest positive float, the largest finite
+ends (``domains.TIMEOUT_ENDS``: the smallest positive float, the largest finite
 float, the largest int that still becomes a float) a session is NOT refused:
 with the largest it runs to EOF and returns the state; with the smallest it may
 time out at its first wait, but never raises ValueError; either way the
-connection is reclaimed. One step outside (``timeouts.JUST_OUTSIDE``: 0.0,
+connection is reclaimed. One step outside (``domains.TIMEOUTS_JUST_OUTSIDE``: 0.0,
 -5e-324, inf, 2**1024) it raises ValueError and consumes nothing.
 
 Over a real loopback socket with the real publisher, a fresh store each time;
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 
 from resume.publisher import Publisher
-from resume.testing import peers, store, timeouts
+from resume.testing import domains, peers, store
 from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import RAISED, RETURNED, outcome_within
 
@@ -52,7 +52,7 @@ async def _run(impl, timeout):
 
 
 @pytest.mark.asyncio
-@given(timeouts.timeout_ends())
+@given(domains.timeout_ends())
 @each_example_clean
 async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
     label, timeout = case
@@ -65,7 +65,7 @@ async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case
 
 
 @pytest.mark.asyncio
-@given(timeouts.timeout_ends(valid=False))
+@given(domains.timeout_ends(valid=False))
 @each_example_clean
 async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
     label, timeout = case

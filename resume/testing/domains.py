@@ -14,8 +14,9 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
   numeric strings, None. ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``.
 * ``timeouts(kind)``, ``TIMEOUT_CLASSES``: short ints and floats, int and
   float subclasses, zero and negatives, NaN and infinities, an int past
-  float range, ``bool``, ``Fraction``, ``Decimal``, strings, None; and
-  ``HUGE_OR_TINY_TIMEOUTS`` (valid, never waited for).
+  float range, ``bool``, ``Fraction``, ``Decimal``, strings, None;
+  ``INVALID_TIMEOUT_CLASSES``, ``INVALID_TIMEOUTS`` (one of each);
+  ``timeout_ends(valid)``: the ends of the valid range and one step outside.
 * ``hooks(awaitable=..., kind=...)``, ``HOOK_KINDS``: a ``fault`` or ``before_ack``: None, a plain
   function, one returning something that is neither None nor awaitable, a
   falsy callable, one returning an awaitable, one raising each kind of
@@ -27,10 +28,12 @@ import asyncio
 import decimal
 import enum
 import fractions
+import math
 import os
 import pathlib
 import sys
 
+from hypothesis import event
 from hypothesis import strategies as st
 
 from resume.testing import model
@@ -103,17 +106,42 @@ TIMEOUT_CLASSES = {
     "int subclass": st.sampled_from([Number.ONE, UserInt(1)]),
     "zero": st.sampled_from([0, 0.0, -0.0, Number.ZERO, UserInt(0)]),
     "negative": st.sampled_from([-1, -1.5, -float("inf")]),
-    "NaN or infinity": st.sampled_from([float("nan"), UserFloat("nan"), float("inf")]),
-    "int past float range": st.just(2**1024),
+    # Made at run time: new float objects, not math.inf, so that `is not math.inf`
+    # where a comparison belongs is caught.
+    "NaN or infinity": st.sampled_from(["nan", "inf", "1e309", "Infinity"]).map(float) | st.just(UserFloat("nan")),
+    "int past float range": st.just(2**1024) | st.integers(min_value=2**1024),
     "bool": st.booleans(),
     "Fraction": st.just(fractions.Fraction(1, 2)),
     "Decimal": st.sampled_from([decimal.Decimal("0.5"), decimal.Decimal("NaN")]),
-    "not a number": st.sampled_from(["1", "1.0", None, [1], 1j]),
+    "not a number": st.sampled_from(["1", "1.0", None, [1], 1j, b"1"]) | st.text(max_size=3),
 }
 """The classes of ``timeout`` (decision 10), each a strategy; the valid ones at most 2 s."""
 
-# Valid, but never waited for: only where a test does not wait out the timeout.
-HUGE_OR_TINY_TIMEOUTS = st.sampled_from([sys.float_info.min, 5e-324, 1e-9, 1e300, sys.float_info.max, 2**1000])
+VALID_TIMEOUT_CLASSES = ["float", "int", "float subclass", "int subclass"]
+INVALID_TIMEOUT_CLASSES = [kind for kind in TIMEOUT_CLASSES if kind not in VALID_TIMEOUT_CLASSES]
+# One invalid timeout of each class, for a test that tries them all at once.
+INVALID_TIMEOUTS = [0, -0.0, -1, math.nan, math.inf, 2**1024, True, fractions.Fraction(1, 2), decimal.Decimal("0.5"),
+                    "1", None]
+
+# The valid range 0 < timeout < inf at its ends (the smallest positive float,
+# the largest finite one, the largest int that becomes a float; valid, but never
+# waited for), and one step outside (zero, the largest negative float,
+# infinity, the first int too large to become a float).
+TIMEOUT_ENDS = {"timeout low": 5e-324, "timeout high": sys.float_info.max,
+                "timeout high (int)": int(sys.float_info.max)}
+TIMEOUTS_JUST_OUTSIDE = {"timeout below": 0.0, "timeout below (negative)": -5e-324, "timeout above": math.inf,
+                         "timeout above (int)": 2**1024}
+
+
+def timeout_ends(valid=True):
+    """``(label, timeout)`` at an end of the valid range (``valid``) or just outside it; records the label."""
+    ends = TIMEOUT_ENDS if valid else TIMEOUTS_JUST_OUTSIDE
+
+    def record(label):
+        event(f"range end: {label}")
+        return label, ends[label]
+
+    return st.sampled_from(sorted(ends)).map(record)
 
 
 def timeouts(kind=None):

@@ -700,7 +700,7 @@ def malformed_logs(draw, kind=None):
 # of the seq range with the cursor at its end, say). Each draw records the
 # ends it hit with ``event("range end: ...")``; RANGE_ENDS lists them all, and
 # tests/test_strategy_reach.py checks that the dev profile's budget reaches
-# each one. (timeouts.py has the timeout's ends.)
+# each one. (domains.py has the timeout's ends.)
 
 _END = ["low", "high", "inside"]
 
