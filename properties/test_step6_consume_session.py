@@ -666,6 +666,9 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     mine = domains.fresh(before_ack)
     note(f"timeout={timeout!r}, before_ack={before_ack!r}; the model: {predicted}")
     with store.temp_store_path() as path:
+        committed_at_hook = []  # inside before_ack: is its event already visible to another connection?
+        if isinstance(mine, domains.Hook):
+            mine.observer = lambda seq: committed_at_hook.append(seq in store.read(path).ledger)
         con = impl.open_store(path)
         try:
             async with peers.Peer(b"".join(lines)) as peer:
@@ -687,4 +690,5 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     if isinstance(mine, domains.Hook):
         assert mine.calls == models.calls, "before_ack once per commit, before its ACK"
         assert mine.awaited == models.awaited, "an awaitable before_ack returns must be awaited before the ACK"
+        assert all(committed_at_hook), "before_ack was called before its event was committed"
     assert closed, "the client's socket was not closed"
