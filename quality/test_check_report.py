@@ -40,7 +40,7 @@ pytestmark = pytest.mark.quality
 CASES = [
     ("crlf-accepted", "1", "\\r"),  # the frame ending in CR LF that was accepted
     ("gap-applied", "3", "Gap"),  # the model expected Gap where it was applied
-    ("no-ack-for-duplicate", "5", "resend"),  # the duplicate resent, not ACKed
+    ("no-ack-for-duplicate", "5", "duplicate"),  # the duplicate sent again, not ACKed
     ("ack-before-commit", "6", "ACK"),  # an ACK sent for an event not committed
 ]
 HEADING = re.compile(r"^\s*(Falsifying|Failing)\b.*(example|test case)", re.MULTILINE)

@@ -171,8 +171,13 @@ async def async_outcome_of(impl, awaitable):
 
 
 def expect(got, expected, what):
-    """Assert that outcome ``got`` is the predicted ``expected``, saying ``what`` was called."""
-    assert got == expected, f"{what}: expected it {expected}, but it {got}"
+    """Assert that outcome ``got`` is the predicted ``expected``, saying ``what`` was called.
+
+    Raised rather than asserted, so that the failure reads as one plain
+    sentence, without pytest's diff of the outcome objects.
+    """
+    if got != expected:
+        raise AssertionError(f"{what}: expected it {expected}, but it {got}")
 
 
 # ------------------------------------------------------------ step 1
