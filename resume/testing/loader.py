@@ -45,7 +45,8 @@ def load(path):
     Every way a file can be unusable raises ImplError with ONE line that names
     the file, says what is wrong and what to do: missing, a folder, not a
     ``.py`` file, empty, a syntax error, an error or ``sys.exit()`` while it
-    is imported, public names missing.
+    is imported, public names missing. No bytecode is written: the file's
+    folder gets no ``__pycache__``.
     """
     path = pathlib.Path(path)
     if path.is_dir():
@@ -67,6 +68,8 @@ def load(path):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up here
+    # No __pycache__ beside the learner's file: their folder is left as found.
+    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except SyntaxError as error:
@@ -83,6 +86,8 @@ def load(path):
         first = (str(error).splitlines() or [""])[0]
         raise ImplError(f"cannot import {path}: {type(error).__name__}: {first}; "
                         "fix it and try again") from error
+    finally:
+        sys.dont_write_bytecode = writes_bytecode
     missing = [n for n in PUBLIC_NAMES if not hasattr(module, n)]
     if missing:
         del sys.modules[name]

@@ -1,0 +1,68 @@
+"""The learner's folder is left exactly as found, by ``check`` and by ``pytest --impl``.
+
+Claim (issue 19): no ``__pycache__``, ``.hypothesis``, ``.pytest_cache``,
+store or temporary file appears beside or under the learner's ``client.py``,
+and the file's bytes and modification time are unchanged. Checked with
+bytecode writing ON (``PYTHONDONTWRITEBYTECODE`` removed from the
+environment), as on a learner's machine, on a correct file and on a
+known-buggy one, each through one cheap step.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from quality import bugs as known
+from quality import meta
+from resume.testing import loader, runner
+
+
+def listing(folder):
+    """Every entry under ``folder``: its kind, size and modification time, and each file's bytes."""
+    entries = {}
+    for path in sorted(folder.rglob("*")):
+        stat = path.lstat()
+        entries[str(path.relative_to(folder))] = (path.is_dir(), stat.st_size, stat.st_mtime_ns,
+                                                  path.read_bytes() if path.is_file() else None)
+    return entries
+
+
+def learner_folder(parent, source):
+    folder = parent / "my lab"  # a space too: paths are passed whole
+    folder.mkdir()
+    (folder / "client.py").write_bytes(source.read_bytes())
+    (folder / "notes.txt").write_text("mine\n")
+    return folder / "client.py"
+
+
+@pytest.fixture(params=["correct", "buggy"])
+def learner_file(request, tmp_path):
+    if request.param == "correct":
+        return learner_folder(tmp_path, loader.DEFAULT_PATH)
+    bug = next(b for b in known.BUGS if b.id == "strip-before-check")  # a step-1 bug
+    buggy = meta.write_bugs(tmp_path / "bugs", [bug])[bug.id]
+    return learner_folder(tmp_path, buggy)
+
+
+def as_a_learner_runs(*args):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+    return subprocess.run([sys.executable, "-m", *args], cwd=runner.ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_check_leaves_the_learner_folder_as_found(learner_file):
+    before = listing(learner_file.parent)
+    done = as_a_learner_runs("resume", "check", str(learner_file), "--step", "1")
+    correct = learner_file.read_bytes() == loader.DEFAULT_PATH.read_bytes()
+    assert done.returncode == (0 if correct else 1), done.stdout + done.stderr
+    assert listing(learner_file.parent) == before
+
+
+def test_pytest_impl_leaves_the_learner_folder_as_found(learner_file):
+    before = listing(learner_file.parent)
+    done = as_a_learner_runs("pytest", "--impl", str(learner_file),
+                             "properties/test_step1_parse_line.py", "-q", "-p", "no:randomly")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert listing(learner_file.parent) == before
