@@ -17,9 +17,12 @@ The example database comes from the environment (``resume/testing/database.py``)
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.errors import InvalidArgument
 
 from resume.testing import database, loader
+from resume.testing.check import PROFILES
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one.
@@ -39,10 +42,18 @@ settings.register_profile(
 settings.register_profile(
     "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, print_blob=True, **_COMMON
 )
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+_PROFILE_ERROR = None
+try:
+    settings.load_profile(_PROFILE)
+except InvalidArgument:  # said in one line when pytest starts (a UsageError), not as a traceback
+    _PROFILE_ERROR = (f"HYPOTHESIS_PROFILE={_PROFILE} is not a profile of the suite: "
+                      f"use one of {', '.join(PROFILES)} (or unset it)")
 
 
 def pytest_configure(config):
+    if _PROFILE_ERROR:
+        raise pytest.UsageError(_PROFILE_ERROR)
     # These live here rather than in pyproject.toml: with a bare `--impl PATH`
     # pytest roots itself at PATH's folder before any plugin can say that the
     # option takes a value (pytest issue #8846) and does not read

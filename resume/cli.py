@@ -4,10 +4,15 @@ Exit codes, the same for every subcommand (``EXIT_CODES``, shown by --help):
 0 success; 1 the implementation has a bug (``check``) or the recovery failed
 (``demo``); 2 the command could not be carried out (usage, a file that cannot
 be loaded, a store that cannot be opened, a peer that cannot be reached);
-130 interrupted (Ctrl-C).
+130 interrupted (Ctrl-C): one line says so, and no child is left running.
 
 Every error is ONE line on stderr that names the input and says what to do,
-never a traceback. The user's input is checked before anything acts on it
+never a traceback. For ``check`` that covers every file that cannot be
+used (``resume.testing.loader``): missing, a folder, a syntax error, a public
+name missing, an error, ``sys.exit()`` or a hang (10 s) at import; and a
+``HYPOTHESIS_PROFILE`` that is not dev, ci or fuzz. A file that prints when
+it is imported is checked as usual: what it prints goes to stderr, never into
+the report. The user's input is checked before anything acts on it
 (``resume.inputs``), and nothing the user gave is changed by a command that
 fails: a store ``consume`` created is removed again if nothing was applied
 to it. ``resume/client.py`` is not changed for any of this: it is the
@@ -26,6 +31,7 @@ import sys
 
 from resume import inputs
 from resume.testing import loader
+from resume.testing.check import PROFILES
 
 EXIT_CODES = """exit codes:
   0    success
@@ -258,7 +264,7 @@ def _parser():
                        "and print\nfor each failing step the shrunk counterexample, the notes, "
                        "the failing\nassertion and the command that runs that test again.")
     checking.add_argument("path", metavar="FILE", help="your implementation file (a client.py)")
-    checking.add_argument("--profile", choices=["dev", "ci", "fuzz"],
+    checking.add_argument("--profile", choices=PROFILES,
                           help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)")
     checking.add_argument("--step", action="append", metavar="STEP",
                           choices=[str(n) for n in range(1, 8)] + ["protocol"],
@@ -282,8 +288,10 @@ def main(argv=None):
             log = _log_from_args(args)  # everything is checked before it listens
             return asyncio.run(_serve(args, log)) or 0
         return {"consume": _consume, "demo": _demo, "check": _check}[args.command](args)
-    except KeyboardInterrupt:
-        return 130  # quietly: children ended and temporary files removed on the way out
+    except KeyboardInterrupt:  # children ended and temporary files removed on the way out
+        print(f"{prog}: interrupted" + (f" while checking {args.path}" if args.command == "check" else ""),
+              file=sys.stderr)
+        return 130
     except BrokenPipeError:  # stdout closed early (`resume demo | head`): stop quietly
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -5,8 +5,11 @@ Claims (resume/cli.py's docstring): every bad input of ``consume``, ``serve``,
 input, with no traceback, and leaves every file of its folder byte for byte
 as it was, with no file added; ``demo`` checks what it claims (exit 0 on the
 reference, 1 on a known bug that breaks the recovery); Ctrl-C during
-``check`` exits 130 quietly, ends the suite's processes and removes its
-temporary files.
+``check`` exits 130 with one "interrupted" line, ends the suite's processes
+and removes its temporary files. A file that prints when it is imported is
+checked as usual, its output on stderr; one that hangs there is stopped
+(``loader.IMPORT_LIMIT``, shortened here); a wrong ``HYPOTHESIS_PROFILE``
+is one line for ``check`` and one usage error for plain pytest.
 
 Most cases call ``resume.cli.main(argv)`` in this process (no start-up cost);
 the console script itself, the demo's receivers and Ctrl-C need real
@@ -30,6 +33,7 @@ import pytest
 from quality import bugs as known
 from quality import meta
 from resume import cli
+from resume.testing import loader, runner
 
 REFERENCE = meta.REFERENCE
 
@@ -87,6 +91,9 @@ def folder(tmp_path):
     (tmp_path / "syntax.py").write_text("def parse_line(line:\n")
     (tmp_path / "empty.py").write_text("")
     (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    (tmp_path / "raises.py").write_text("raise RuntimeError('boom at import')\n")
+    (tmp_path / "hangs.py").write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    (tmp_path / "prints.py").write_text("print('hello from import')\n" + REFERENCE.read_text())
     (tmp_path / "half.py").write_text("def parse_line(line):\n    return 0, 0\n")
     (tmp_path / "delta5000.log").write_text("0 1\n1 5000\n")
     (tmp_path / "holes.log").write_text("0 1\n1 2\n3 4\n")
@@ -151,6 +158,8 @@ def bad_inputs(f, refused, silent):
         (["check", f / "empty.py"], ["empty.py", "empty"]),
         (["check", f / "half.py"], ["half.py", "open_store"]),
         (["check", f / "exits.py"], ["exits.py", "sys.exit"]),
+        (["check", f / "raises.py"], ["raises.py", "RuntimeError", "boom at import"]),
+        (["check", f / "hangs.py"], ["hangs.py", "still being imported"]),
         (["check", f / "missing.py"], ["missing.py"]),
         (["check", f / "a folder"], ["a folder"]),
         (["check", REFERENCE, "--step", "9"], ["9"]),
@@ -158,7 +167,9 @@ def bad_inputs(f, refused, silent):
     ]
 
 
-def test_each_bad_input_exits_2_with_one_line_and_changes_no_file(folder, refused_port, silent_port):
+def test_each_bad_input_exits_2_with_one_line_and_changes_no_file(folder, refused_port, silent_port,
+                                                                  monkeypatch):
+    monkeypatch.setattr(loader, "IMPORT_LIMIT", 0.5)  # hangs.py: 10 s for a learner
     before = files(folder)
     failures = []
     for argv, names in bad_inputs(folder, refused_port, silent_port):
@@ -173,6 +184,30 @@ def test_each_bad_input_exits_2_with_one_line_and_changes_no_file(folder, refuse
     assert not failures, "\n".join(failures)
 
 
+def test_a_file_that_prints_when_imported_is_checked_its_output_on_stderr(folder):
+    code, out, err = run(["check", folder / "prints.py", "--step", "1"])
+    assert code == 0, out + err
+    assert "hello from import" not in out and "every step checked passed." in out
+    assert err == "hello from import\n"
+
+
+def test_a_wrong_profile_name_is_one_line_for_check(monkeypatch):
+    monkeypatch.setenv("HYPOTHESIS_PROFILE", "nope")
+    code, out, err = run(["check", REFERENCE])
+    assert (code, out) == (2, "")
+    assert_one_line(err, "check", "HYPOTHESIS_PROFILE=nope", "dev, ci, fuzz")
+
+
+def test_a_wrong_profile_name_is_a_usage_error_for_pytest():
+    env = dict(os.environ, HYPOTHESIS_PROFILE="nope")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only",
+                           "-q", "properties/test_step1_parse_line.py"],
+                          cwd=runner.ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 4  # pytest's usage error
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "HYPOTHESIS_PROFILE=nope is not a profile of the suite: use one of dev, ci, fuzz" in done.stderr
+
+
 def test_a_port_in_use_is_refused_before_serving(folder):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -185,7 +220,7 @@ def test_a_port_in_use_is_refused_before_serving(folder):
 
 def test_consume_on_a_store_of_an_earlier_run_resumes_it(folder, refused_port):
     """A store written by the implementation is accepted (and a refused peer leaves it as it was)."""
-    from resume.testing import loader
+    from resume.testing import loader, runner
 
     impl = loader.load(REFERENCE)
     con = impl.open_store(str(folder / "mine.db"))
@@ -293,7 +328,7 @@ def test_ctrl_c_during_check_ends_the_suite_removes_its_files_and_exits_130(tmp_
             check.kill()
             check.communicate()
     assert check.returncode == 130
-    assert err == ""
+    assert_one_line(err, "check", "interrupted", impl)
     assert not list(temp.glob("resume-run-*"))
     time.sleep(0.2)  # the kernel reaps the group
     assert _processes_naming(f"--impl={impl}") == []

@@ -25,6 +25,9 @@ from resume.testing import loader, runner
 # The checkout that holds conftest.py, properties/ and stateful/.
 ROOT = runner.ROOT
 
+# The Hypothesis profiles conftest.py registers for the suite.
+PROFILES = ("dev", "ci", "fuzz")
+
 STEP_NAMES = {
     1: "parse_line",
     2: "open_store, state",
@@ -316,6 +319,10 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
               "install resume from its checkout (pip install -e .)", file=err)
         return 2
     profile = profile or os.environ.get("HYPOTHESIS_PROFILE") or "dev"
+    if profile not in PROFILES:
+        print(f"resume check: HYPOTHESIS_PROFILE={profile} is not a profile of the suite: "
+              f"use one of {', '.join(PROFILES)} (or unset it)", file=err)
+        return 2
     print(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile})\n",
           file=out, flush=True)
     groups = [(label, files) for label, files in step_paths(root)

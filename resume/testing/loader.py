@@ -5,13 +5,18 @@ whichever file ``pytest --impl PATH`` (or ``RESUME_IMPL``) names, loaded here
 by its path. Subprocesses that the suite starts load the same path.
 """
 
+import contextlib
 import importlib.util
 import os
 import pathlib
+import signal
 import sys
+import threading
+import time
 
 DEFAULT_PATH = pathlib.Path(__file__).resolve().parent.parent / "client.py"
 ENV_VAR = "RESUME_IMPL"
+IMPORT_LIMIT = 10.0  # seconds a file may take to be imported (its top level)
 
 # The public names of SPEC.md; a file lacking one of them is not an implementation.
 PUBLIC_NAMES = (
@@ -45,8 +50,11 @@ def load(path):
     Every way a file can be unusable raises ImplError with ONE line that names
     the file, says what is wrong and what to do: missing, a folder, not a
     ``.py`` file, empty, a syntax error, an error or ``sys.exit()`` while it
-    is imported, public names missing. No bytecode is written: the file's
-    folder gets no ``__pycache__``.
+    is imported, an import still running after ``IMPORT_LIMIT`` seconds (in
+    the main thread, where a timer can interrupt it), public names missing.
+    No bytecode is written: the file's folder gets no ``__pycache__``. What
+    the file prints when it is imported goes to stderr: it is shown, and
+    never mixed into a command's own output (a report, ``last=L total=T``).
     """
     path = pathlib.Path(path)
     if path.is_dir():
@@ -71,7 +79,12 @@ def load(path):
     # No __pycache__ beside the learner's file: their folder is left as found.
     writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        spec.loader.exec_module(module)
+        with _bounded(IMPORT_LIMIT), contextlib.redirect_stdout(sys.stderr):
+            spec.loader.exec_module(module)
+    except _TooLong:
+        del sys.modules[name]
+        raise ImplError(f"{path} was still being imported after {IMPORT_LIMIT:g} s: does it "
+                        "wait or loop at its top level? move that code into a function") from None
     except SyntaxError as error:
         del sys.modules[name]
         raise ImplError(f"{path}, line {error.lineno}: SyntaxError: {error.msg}; "
@@ -94,6 +107,32 @@ def load(path):
         raise ImplError(f"{path} lacks the public names: {', '.join(missing)}; "
                         "define them as SPEC.md says")
     return module
+
+
+class _TooLong(BaseException):
+    """The import ran past its limit (a BaseException: ``except Exception`` in the file lets it through)."""
+
+
+@contextlib.contextmanager
+def _bounded(seconds):
+    """Raise ``_TooLong`` in the main thread after ``seconds``; elsewhere, no bound."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def too_long(signum, frame):
+        raise _TooLong()
+
+    started = time.monotonic()
+    handler = signal.signal(signal.SIGALRM, too_long)
+    other_timer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, handler)
+        if other_timer:  # someone else's timer: give it back what is left of it
+            signal.setitimer(signal.ITIMER_REAL, max(other_timer - (time.monotonic() - started), 0.001))
 
 
 _chosen = None
