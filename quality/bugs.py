@@ -770,17 +770,6 @@ def replay(events, last, limit):""")),
          "takes any number with __float__ as a timeout: a Fraction or a Decimal is accepted",
          (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
           r'''    if isinstance(timeout, bool) or not hasattr(timeout, "__float__"):''')),
-    # Once crash-only: a second connection (the two-receiver machine) sees the
-    # cursor lag behind the committed row between the two transactions.
-    _bug("cursor-second-transaction", 3,
-         "commits the ledger row and the total, then moves the cursor in a second transaction",
-         (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
-        con.execute("COMMIT")
-        return True''', r'''        con.execute("COMMIT")  # the business change is safe; the cursor follows
-        con.execute("BEGIN IMMEDIATE")
-        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
-        con.execute("COMMIT")
-        return True''')),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the
@@ -805,6 +794,15 @@ PROTOCOL_BUGS = [
 # the crash tests catch them (properties/test_crash_*.py, stateful/test_crash_points.py);
 # the meta-test also checks that the suite without those files misses them.
 CRASH_BUGS = [
+    _bug("cursor-second-transaction", 3,
+         "commits the ledger row and the total, then moves the cursor in a second transaction",
+         (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True''', r'''        con.execute("COMMIT")  # the business change is safe; the cursor follows
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True''')),
     _bug("journal-memory", 2,
          "sets PRAGMA journal_mode=MEMORY for speed: a crash mid-commit leaves no journal to roll back",
          (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
