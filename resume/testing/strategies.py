@@ -14,8 +14,8 @@ Contents:
 * valid values: ``seqs``, ``deltas``, ``events``, ``frame``, ``valid_frames``,
   ``bytes_subclass_frames``;
 * malformed frames, one strategy per kind (``FRAME_MALFORMATIONS`` maps a
-  label to each), ``non_bytes_frames``, and ``invalid_frames`` which mixes
-  them all and records the kind with ``event()``;
+  label to each) and ``non_bytes_frames``; ``lines(kind)`` draws any class
+  of ``LINE_KINDS``, the whole domain of ``line``;
 * frame-shaped bytes for differential checks: ``mutated_frames``,
   ``frame_like_bytes``;
 * event logs for ``replay``: ``windows``, ``cursor_for`` /
@@ -27,7 +27,6 @@ Contents:
   ``(events, last, limit)`` (``REPLAY_KINDS``, ``replay_args``).
 """
 
-import asyncio
 import collections
 import decimal
 import fractions
@@ -391,22 +390,6 @@ def non_bytes_frames(draw, kind=None):
         "float": lambda: 1.0,
         "bytes-like object": lambda: _Framed(good),
     }[kind]()
-
-
-_INVALID_FRAME_KINDS = dict(FRAME_MALFORMATIONS, **{"not bytes": non_bytes_frames()})
-
-
-@st.composite
-def invalid_frames(draw):
-    """Every kind of invalid frame value, mixed; ``event()`` records the kind of each.
-
-    Run with ``--hypothesis-show-statistics`` to see the mix. (A composite
-    rather than ``st.one_of``, so that inside another ``one_of`` it stays one
-    branch and does not crowd out the others.)
-    """
-    label = draw(st.sampled_from(sorted(_INVALID_FRAME_KINDS)))
-    event(f"invalid frame: {label}")
-    return draw(_INVALID_FRAME_KINDS[label])
 
 
 # ---------------------------------------------------------------- frame-shaped bytes
