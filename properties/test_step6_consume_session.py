@@ -47,7 +47,7 @@ HOST = peers.HOST
 LIMIT = model.READER_LIMIT  # the reader's limit, as run_client sets it
 RESUME = b"RESUME -1\n"
 TIMEOUT = 5.0  # where no timeout is the point: nothing should ever wait this long
-SHORT = 0.3  # where a timeout is the point
+SHORT = 0.1  # where a timeout is the point (each such test waits it out once or twice)
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
 

@@ -38,6 +38,7 @@ STEP_NAMES = {
     7: "run_client",
 }
 PROTOCOL = "protocol (steps 2-7)"
+DEEPER = "deeper levels (crashes, long runs, two receivers)"
 
 # Hypothesis has printed the shrunk example under both names over its versions.
 _EXAMPLE_START = re.compile(r"(Failing test case|Falsifying (explicit )?example):")
@@ -65,19 +66,26 @@ class Outcome:
 
 
 def step_paths(root=ROOT):
-    """``[(label, [paths])]`` in order: steps 1-7, then the protocol machines."""
+    """``[(label, [paths])]`` in the suite's order: cheapest and highest-yield first.
+
+    Steps 1-7, then the protocol machine (steps 2-7 together), then the
+    deeper levels (crashes, long runs, foreign stores, two receivers), which
+    cost the most and catch least that the steps have not caught already.
+    The root conftest.py sorts a plain ``pytest`` run in this order too.
+    """
     groups = []
     for step, name in STEP_NAMES.items():
         files = sorted((root / "properties").glob(f"test_step{step}_*.py"))
         groups.append((f"step {step}  {name}", files))
-    # Any other property file still belongs to the suite (none today).
-    others = [path for path in sorted((root / "properties").glob("test_*.py"))
-              if not re.match(r"test_step[1-7]_", path.name)]
-    if others:
-        groups.append(("other properties", others))
     stateful = root / "stateful"
-    files = sorted(stateful.glob("test_*.py")) + sorted(stateful.glob("*_test.py"))
-    groups.append((PROTOCOL, files))
+    machines = sorted(stateful.glob("test_*.py")) + sorted(stateful.glob("*_test.py"))
+    protocol = [path for path in machines if path.name == "test_protocol.py"]
+    groups.append((PROTOCOL, protocol))
+    deeper = [path for path in sorted((root / "properties").glob("test_*.py"))
+              if not re.match(r"test_step[1-7]_", path.name)]
+    deeper += [path for path in machines if path not in protocol]
+    if deeper:
+        groups.append((DEEPER, deeper))
     return groups
 
 
@@ -362,6 +370,6 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
 
 
 def _key(label):
-    """A label's short name: "3" for "step 3  apply_event", "protocol" for the machines."""
+    """A label's short name: "3" for "step 3  apply_event", "protocol", "deeper"."""
     words = label.split()
     return words[1] if words[0] == "step" else words[0]
