@@ -73,7 +73,7 @@ def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
             prefill(path, start.last, start.total, start.ledger)
         for call in plan:
             line, fault = concrete(expected, call), call[-1]
-            what = f"consume_line(con, {line!r}, fault={fault!r}) on a store at (last, total) = {expected.state()}"
+            what = model.call_text("consume_line", model.CON, line, fault=fault, on=expected)
             note(what)
             theirs, mine = domains.fresh(fault), domains.fresh(fault)
             prediction = expected.consume_line(line, theirs)

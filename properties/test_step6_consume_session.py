@@ -84,8 +84,14 @@ def assert_db_open(con):
     assert not con.in_transaction
 
 
+def acks_text(acks):
+    """ACK lines as the peer read them: ``ACK 0, ACK 1``, or ``no ACK``."""
+    return ", ".join(ack.decode("ascii", "replace").strip() for ack in acks) or "no ACK"
+
+
 def assert_is_prefix(seen, expected):
-    assert seen == expected[: len(seen)], f"ACKs {seen} are not a prefix of {expected}"
+    if seen != expected[: len(seen)]:
+        model.differs("the ACKs the client wrote", f"{acks_text(expected)} at most, in order", acks_text(seen))
 
 
 # ------------------------------------------------- the stream, as a scenario
@@ -121,6 +127,31 @@ class Scenario:
     hook: str | None  # None (no before_ack), "plain" or "awaitable"
     hook_fails_at: int | None  # the before_ack call (0-based) that raises HookFailure
     close: str  # "real", "ConnectionError" or "other error" (a FAKE closing wait)
+
+    def exchange(self):
+        """The session as lines, as a learner would write it down: the call, what the server sends, the hooks."""
+        hook = {None: "", "plain": ", before_ack", "awaitable": ", before_ack"}[self.hook]
+        lines = [f"consume_session(reader, writer, con, {TIMEOUT}{hook}) on a new store, where"]
+        lines += [f"  server: EVENT {seq} {delta}" for seq, delta in self.events]
+        if self.ending == "over-long":
+            lines.append(f"  server: {len(self.last_line)} bytes without a LF in the first {LIMIT} "
+                         f"({self.last_line[:16]!r}...)")
+        elif self.ending == "cut off":
+            lines.append(f"  server: {self.last_line!r} (no LF), then EOF")
+        elif self.last_line:
+            lines.append(f"  server: {self.last_line.decode('ascii', 'backslashreplace').rstrip(chr(10))!r}"
+                         if self.ending == "malformed" else f"  server: {self.last_line.decode().strip()}")
+        if self.ending != "cut off":
+            lines.append("  server: EOF")
+        if self.hook is not None:
+            kind = "returns an awaitable" if self.hook == "awaitable" else "is a plain function"
+            fails = "" if self.hook_fails_at is None else (
+                f"; its call number {self.hook_fails_at + 1} raises HookFailure")
+            lines.append(f"  before_ack {kind}{fails}")
+        if self.close != "real":
+            error = "ConnectionResetError" if self.close == "ConnectionError" else "OSError(EIO)"
+            lines.append(f"  the closing wait (writer.wait_closed()) raises {error}")
+        return lines
 
     def waited(self):
         """How many leading events the publisher sends stop-and-wait (the rest goes raw)."""
@@ -238,7 +269,9 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
     hook_error = HookFailure("before_ack failed (test)")
     close_error = CLOSE_ERRORS[scenario.close]() if scenario.close != "real" else None
     predicted, store_after = await expected(scenario, hook_error)
-    note(f"model: {predicted}")
+    for line in scenario.exchange():
+        note(line)
+    note(f"  expected of the client: {acks_text(predicted.acks)}, then it {predicted.after_closing(close_error)}")
     with store.temp_store_path() as path:
         con = impl.open_store(path)
         try:
@@ -249,20 +282,32 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
             con.close()
 
     model.expect(seen["outcome"], predicted.after_closing(close_error), "consume_session")
-    assert stored == store_after.snapshot(), "the store must hold exactly what was committed"
-    assert seen["calls"] == predicted.calls, "before_ack must be called after each commit, duplicates too"
-    if scenario.hook == "awaitable":
-        assert seen["awaited"] == seen["calls"], "every awaitable before_ack returns must be awaited"
+    if stored != store_after.snapshot():
+        model.differs("the store after the session (read from another connection)",
+                      f"last={store_after.last}, ledger={store_after.ledger}: exactly what was committed",
+                      f"last={stored[0][0]}, ledger={stored[1]}")
+    if seen["calls"] != predicted.calls:
+        model.differs("the seqs before_ack was called with (after each commit, duplicates too)",
+                      predicted.calls, seen["calls"])
+    if scenario.hook == "awaitable" and seen["awaited"] != seen["calls"]:
+        model.differs("the awaitables before_ack returned", f"all awaited: {seen['calls']}",
+                      f"awaited: {seen['awaited']}")
     acks = [model.ack(seq) for seq in seen["acks"]]
     if isinstance(predicted.outcome, model.Returned):
-        assert acks == predicted.acks
+        if acks != predicted.acks:
+            model.differs("the ACKs the client wrote", acks_text(predicted.acks), acks_text(acks))
     else:
         assert_is_prefix(acks, predicted.acks)
-    assert set(seen["acks"]) <= set(stored[1]), "an ACK for an event that is not in the store"
-    assert seen["socket closed"], "the client's socket was not closed"
-    assert seen["peer saw the end"], "the publisher never saw the connection end"
-    if predicted.aborts(close_error):
-        assert seen["aborts"] >= 1, "a failing closing wait must be followed by transport.abort()"
+    if not set(seen["acks"]) <= set(stored[1]):
+        model.differs("the ACKs the client wrote", "an ACK only for an event in the store",
+                      f"{acks_text(acks)} with the store holding seqs {sorted(stored[1])}")
+    if not seen["socket closed"]:
+        model.differs("the client's socket after consume_session", "closed", "never closed")
+    if not seen["peer saw the end"]:
+        model.differs("the server's side of the connection", "the connection ends",
+                      "the server never saw it end")
+    if predicted.aborts(close_error) and seen["aborts"] < 1:
+        model.differs("after the closing wait failed", "writer.transport.abort() called", "no abort()")
 
 
 async def play(impl, con, scenario, hook_error, close_error):

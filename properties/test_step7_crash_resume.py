@@ -11,7 +11,7 @@ import pathlib
 import pytest
 
 from resume.publisher import Publisher
-from resume.testing import receiver, store
+from resume.testing import model, receiver, store
 from resume.testing.hygiene import each_example_clean
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
@@ -33,8 +33,17 @@ async def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying
         assert code == 0, err
         await publisher.idle()
 
-    assert publisher.resumes == [-1, 1]
+    what = ("the lab's final check: run_client in a process killed after committing event 1, before its "
+            "ACK, then run_client in a new process on the same store; the server sends "
+            + ", ".join(f"EVENT {seq} {delta}" for seq, delta in LOG))
+    resumes = ", ".join(f"RESUME {last}" for last in publisher.resumes)
+    if publisher.resumes != [-1, 1]:
+        model.differs(what, "RESUME -1, then RESUME 1 (the stored cursor)", resumes)
     assert publisher.sessions[1].sent[0] == b"EVENT 1 7\n"  # the real duplicate
-    assert publisher.acks == [0, 1, 2, 3]
+    if publisher.acks != [0, 1, 2, 3]:
+        model.differs(what, "ACK 0, ACK 1, ACK 2, ACK 3", ", ".join(f"ACK {seq}" for seq in publisher.acks))
     # Every seq exactly once, and the total is their sum.
-    assert store.read(db) == ((3, sum(delta for _, delta in LOG)), dict(LOG))
+    (last, total), ledger = store.read(db)
+    if ((last, total), ledger) != ((3, sum(delta for _, delta in LOG)), dict(LOG)):
+        model.differs(what, f"last=3, total={sum(d for _, d in LOG)}, each event applied once",
+                      f"last={last}, total={total}, ledger={ledger}")

@@ -203,7 +203,8 @@ def _demo(args):
 def _check(args):
     from resume.testing import check
 
-    return check.check(args.path, profile=args.profile, steps=args.step, seed=args.seed)
+    return check.check(args.path, profile=args.profile, steps=args.step, seed=args.seed,
+                       as_json=args.json)
 
 
 # ------------------------------------------------------------------- main
@@ -260,17 +261,24 @@ def _parser():
                       help="keep the store file afterwards (its path is printed)")
 
     checking = command("check", "run the verification suite against FILE, step by step",
-                       "Run the verification suite against your implementation, step by step, "
-                       "and print\nfor each failing step the shrunk counterexample, the notes, "
-                       "the failing\nassertion and the command that runs that test again.")
-    checking.add_argument("path", metavar="FILE", help="your implementation file (a client.py)")
+                       "Run the verification suite against your implementation, step by step. "
+                       "Each passing\nstep is one line; a failing step says which sentence of "
+                       "SPEC.md it breaks,\nwhat the test did, what was expected and what your "
+                       "file did, and the line\nthat runs it again. Several files are checked "
+                       "one after the other.")
+    checking.add_argument("path", metavar="FILE", nargs="+",
+                          help="your implementation file (a client.py); several may be given")
     checking.add_argument("--profile", choices=PROFILES,
                           help="Hypothesis profile (default: $HYPOTHESIS_PROFILE, else dev)")
     checking.add_argument("--step", action="append", metavar="STEP",
-                          choices=[str(n) for n in range(1, 8)] + ["protocol"],
-                          help="only this step: 1..7 or protocol (repeatable; default: all)")
+                          choices=[str(n) for n in range(1, 8)] + ["protocol", "deeper", "power"],
+                          help="only this part: 1..7, protocol, deeper or power (repeatable; "
+                               "default: all)")
     checking.add_argument("--seed", type=inputs.integer,
-                          help="Hypothesis's random seed, to repeat a run (default: a new one)")
+                          help="Hypothesis's random seed, to repeat a run (default: a new one, "
+                               "printed)")
+    checking.add_argument("--json", action="store_true",
+                          help="print one JSON document instead of text (docs/CHECK_JSON.md)")
     return parser
 
 
@@ -289,7 +297,7 @@ def main(argv=None):
             return asyncio.run(_serve(args, log)) or 0
         return {"consume": _consume, "demo": _demo, "check": _check}[args.command](args)
     except KeyboardInterrupt:  # children ended and temporary files removed on the way out
-        print(f"{prog}: interrupted" + (f" while checking {args.path}" if args.command == "check" else ""),
+        print(f"{prog}: interrupted" + (f" while checking {' '.join(args.path)}" if args.command == "check" else ""),
               file=sys.stderr)
         return 130
     except BrokenPipeError:  # stdout closed early (`resume demo | head`): stop quietly

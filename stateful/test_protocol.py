@@ -269,7 +269,10 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
 
     @staticmethod
     def check_acks(session, acked):
-        assert session.acks == acked, f"ACKs {session.acks}, expected {acked} (one per event taken)"
+        if session.acks != acked:
+            model.differs("the ACKs of the session (one per event taken)",
+                          ", ".join(f"ACK {seq}" for seq in acked) or "no ACK",
+                          ", ".join(f"ACK {seq}" for seq in session.acks) or "no ACK")
 
     async def session(self, *, expect=None, cancel_when_held=False, **plan):
         """A session in this process with ``plan``, ending as ``expect`` says; return the publisher's Session."""
@@ -511,14 +514,18 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         assert snap.last in self.model.cursors_allowed(), (
             f"last moved from {before} to {snap.last} on {offered} event(s)")
         expected = (self.model.last, self.model.total, self.model.store.ledger)
-        assert (snap.last, snap.total, snap.ledger) == expected, (
-            f"store (last, total, ledger) {(snap.last, snap.total, snap.ledger)}, model {expected}")
+        if (snap.last, snap.total, snap.ledger) != expected:
+            model.differs("the store, read from another connection after the step",
+                          f"last={expected[0]}, total={expected[1]}, ledger={expected[2]}",
+                          f"last={snap.last}, total={snap.total}, ledger={snap.ledger}")
         self.model.checked(snap.last)
 
     def check_resumes(self):
         seen = self.publisher.resumes
-        assert seen == self.expected_resumes, (
-            f"RESUME cursors seen {seen}, the store's cursors were {self.expected_resumes}")
+        if seen != self.expected_resumes:
+            model.differs("the first line of each session, RESUME <the store's cursor>",
+                          ", ".join(f"RESUME {last}" for last in self.expected_resumes),
+                          ", ".join(f"RESUME {last}" for last in seen))
 
 
 def test_the_protocol_machine_keeps_the_store_exact_through_sessions_crashes_and_takeovers(impl):

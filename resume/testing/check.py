@@ -14,13 +14,15 @@ is step N; ``stateful/`` is the protocol as a whole (steps 2-7).
 
 import ast
 import dataclasses
+import json
 import os
 import pathlib
+import random
 import re
 import shlex
 import sys
 
-from resume.testing import loader, runner
+from resume.testing import loader, runner, verdict
 
 # The checkout that holds conftest.py, properties/ and stateful/.
 ROOT = runner.ROOT
@@ -299,29 +301,45 @@ def failure_report(test, impl, root=ROOT):
     return "\n".join(parts)
 
 
-def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
-          out=None, err=None, root=ROOT, run=None):
-    """Run the suite against ``impl`` step by step and print what failed; return an exit code.
+POWER_FILE = "properties/test_power_loss.py"  # the level beyond the lab (SPEC.md decision 18)
+POWER_MARK = "power_loss"
+POWER_LABEL = "beyond the lab: an ACK that survives a power cut"
 
-    The file is loaded once first: a file that cannot be loaded gives one
-    line on ``err`` and exit 2, before any step runs. Each step then runs in
-    its own pytest process with ``-x``: the first failure of a step is shown
-    whole (``failure_report``). ``steps``: labels' first words to run
-    (``["3", "protocol"]``), all by default. ``seed``: Hypothesis's seed
-    (``--hypothesis-seed``), random by default. The project's example database
-    is kept (``storage``), so the command printed to run a test again replays
-    its example. ``run``: what runs one step (``run_suite``; a test wraps it
-    to see the structured outcome behind the printed report).
-    Exit 0: every step passed; 1: a step failed; 2: a step could not run.
+
+def new_seed():
+    """A seed for a run that was given none: printed in every rerun line, so the run can be repeated."""
+    return random.SystemRandom().randrange(1, 1_000_000)
+
+
+def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
+          out=None, err=None, root=ROOT, run=None, as_json=False):
+    """Run the suite against one file, or several, step by step; print the verdict; return an exit code.
+
+    ``impl``: a path, or a list of paths (each is checked in turn, and the
+    exit code is the worst). Each file is loaded once first: a file that
+    cannot be loaded gives one line on ``err`` (and, with ``as_json``, an
+    entry of status ``"unusable"``), before any of its steps runs. Each part
+    (steps 1-7, the protocol machine, the deeper levels) then runs in its own
+    pytest process with ``-x`` and without the power-loss level (``-m "not
+    power_loss"``); the first failure of a part is reported in the learner's
+    words (``resume.testing.verdict``): the clause of SPEC.md, what the test
+    did, expected and got, and the line that runs it again. When
+    ``properties/test_power_loss.py`` exists, its level is run after the lab
+    and reported as a verdict of its own, which does not change the exit code.
+
+    ``steps``: parts to run (``["3", "protocol", "power"]``), all by default.
+    ``seed``: Hypothesis's seed (``--hypothesis-seed``); a new one is drawn
+    and printed when none is given, so that every rerun line can name it.
+    The project's example database is kept (``storage``), so a rerun replays
+    the failing example first. ``run``: what runs one part (``run_suite``; a
+    test wraps it to see the structured outcome behind the report).
+    ``as_json``: print one JSON document (docs/CHECK_JSON.md) instead of text.
+    Exit 0: every part of the lab passed; 1: one failed; 2: a part, or a
+    file, could not be checked.
     """
     out = out or sys.stdout  # looked up now: a caller may have redirected them
     err = err or sys.stderr
-    impl = pathlib.Path(impl).expanduser().resolve()
-    try:
-        loader.load(impl)
-    except loader.ImplError as error:
-        print(f"resume check: {error}", file=err)
-        return 2
+    paths = [impl] if isinstance(impl, (str, os.PathLike)) else list(impl)
     if not (root / "conftest.py").is_file():
         print(f"resume check: the suite is not beside this package ({root}): "
               "install resume from its checkout (pip install -e .)", file=err)
@@ -331,42 +349,120 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
         print(f"resume check: HYPOTHESIS_PROFILE={profile} is not a profile of the suite: "
               f"use one of {', '.join(PROFILES)} (or unset it)", file=err)
         return 2
-    print(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile})\n",
-          file=out, flush=True)
+    seed = new_seed() if seed is None else seed
+    document = {"schema": JSON_SCHEMA, "suite": str(root), "profile": profile, "seed": seed, "files": []}
+    codes = []
+    for index, path in enumerate(paths):
+        if index and not as_json:
+            print(file=out)
+        entry, code = _check_one(path, profile=profile, steps=steps, seed=seed, storage=storage,
+                                 out=None if as_json else out, err=err, root=root, run=run)
+        document["files"].append(entry)
+        codes.append(code)
+    code = 2 if 2 in codes else max(codes)
+    if as_json:
+        document["exit"] = code
+        json.dump(document, out, indent=2, ensure_ascii=False)
+        print(file=out)
+    elif len(paths) > 1:
+        bad = [str(entry["file"]) for entry in document["files"] if entry["status"] != "pass"]
+        print(f"\n{len(paths) - len(bad)} of {len(paths)} files pass" + (f"; not: {', '.join(bad)}" if bad else "")
+              + ".", file=out)
+    out.flush()
+    return code
+
+
+JSON_SCHEMA = "resume-check/1"  # docs/CHECK_JSON.md
+
+
+def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
+    """Check one file: ``(its JSON entry, its exit code)``; prints its text report to ``out`` if given."""
+    impl = pathlib.Path(impl).expanduser().resolve()
+    entry = {"file": str(impl), "status": "unusable", "error": None, "steps": [], "summary": None,
+             "beyond_the_lab": None}
+    try:
+        loader.load(impl)
+    except loader.ImplError as error:
+        print(f"resume check: {error}", file=err)
+        entry["error"] = str(error)
+        return entry, 2
+
+    def say(text="", **kwargs):
+        if out is not None:
+            print(text, file=out, flush=True, **kwargs)
+
+    say(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile}, seed {seed})\n")
+    invariants = invariant_names(root)
     groups = [(label, files) for label, files in step_paths(root)
               if steps is None or _key(label) in steps]
-    failed, broken = [], []
+    verdicts = []
+    seed_args = (f"--hypothesis-seed={seed}",)
     for label, files in groups:
-        print(f"{label} ".ljust(_WIDTH, "."), end=" ", file=out, flush=True)
+        part = _key(label)
+        say(verdict.leader(label), end="")
         if not files:
-            print("no tests yet", file=out, flush=True)
-            continue
-        args = () if seed is None else (f"--hypothesis-seed={seed}",)
-        result = (run or run_suite)(impl, files, root=root, profile=profile, storage=storage,
-                                    args=args)
-        if result.status == "passed":
-            tests = f"{result.tests} test{'' if result.tests == 1 else 's'}"
-            print(f"ok    ({tests}, {result.wall:.1f} s)", file=out, flush=True)
-            continue
-        if result.status == "failed":
-            failed.append(label)
-            print(f"FAIL  ({result.wall:.1f} s)", file=out)
-            print(_indent(failure_report(result.failure, impl, root)) + "\n", file=out)
+            found = verdict.Verdict(part, label, "no tests")
         else:
-            broken.append(label)
-            print(f"{result.status.upper()}  (pytest could not run this step)", file=out)
-            detail = result.error or "\n".join(result.output.strip().splitlines()[-15:])
-            print(_indent(detail) + "\n", file=out)
-        out.flush()
-    print(file=out)
-    if failed:
-        print(f"{len(failed)} of {len(groups)} parts failed: {', '.join(failed)}.", file=out)
-        return 1
+            result = (run or run_suite)(impl, files, root=root, profile=profile, storage=storage,
+                                        args=("-m", f"not {POWER_MARK}", *seed_args))
+            if result.status == "no tests":  # every test of the part was the power-loss level's
+                found = verdict.Verdict(part, label, "no tests")
+            else:
+                found = verdict.from_outcome(part, label, result, impl, seed, profile, invariants)
+        verdicts.append(found)
+        say(verdict.render(found, label=False))
+    entry["steps"] = [v.as_json() for v in verdicts]
+    summary, code = _summary(verdicts)
+    entry["summary"] = summary
+    entry["status"] = {0: "pass", 1: "fail", 2: "broken"}[code]
+    say()
+    say(summary)
+    if code == 0:
+        say("every step passed." if steps is None else "every step checked passed.")
+    power = root / POWER_FILE
+    if power.is_file() and (steps is None or "power" in steps):
+        say(verdict.leader(POWER_LABEL), end="")
+        result = (run or run_suite)(impl, [power], root=root, profile=profile, storage=storage,
+                                    args=("-m", POWER_MARK, *seed_args))
+        found = verdict.from_outcome("power", POWER_LABEL, result, impl, seed, profile, invariants)
+        if found.status == "FAIL":
+            found.clause, found.where, found.quote = "D18", "decision 18", verdict.QUOTES["D18"]
+        say(verdict.render(found, label=False))
+        say("(this level is not part of the lab: its verdict does not change the exit code)")
+        entry["beyond_the_lab"] = found.as_json()
+    return entry, code
+
+
+def _summary(verdicts):
+    """The closing line (``4 of 7 steps pass; ...``) and the exit code of the lab's parts."""
+    numbered = [v for v in verdicts if v.part.isdigit()]
+    passed = [v for v in numbered if v.status == "ok"]
+    failed = [v for v in verdicts if v.status == "FAIL"]
+    broken = [v for v in verdicts if v.status in ("broken", "timeout")]
+    words = []
+    if len(numbered) == 1:
+        state = {"ok": "passes", "FAIL": "fails", "no tests": "has no tests"}.get(numbered[0].status,
+                                                                                 "could not run")
+        words.append(f"step {numbered[0].part} {state}")
+    elif numbered:
+        text = f"{len(passed)} of {len(numbered)} steps pass"
+        failing = [v.part for v in numbered if v.status == "FAIL"]
+        if failing:
+            text += f" (step{'s' if len(failing) > 1 else ''} {_and(failing)} fail{'' if len(failing) > 1 else 's'})"
+        words.append(text)
+    for v in verdicts:
+        if not v.part.isdigit() and v.status != "no tests":
+            name = {"protocol": "the protocol machine", "deeper": "the deeper levels"}.get(v.part, v.part)
+            words.append(f"{name}: {v.status}")
     if broken:
-        print(f"{len(broken)} of {len(groups)} parts could not run: {', '.join(broken)}.", file=out)
-        return 2
-    print("every step passed." if steps is None else "every step checked passed.", file=out)
-    return 0
+        words.append(f"could not run: {_and([v.label.split('  ')[0] for v in broken])}")
+    code = 1 if failed else 2 if broken else 0
+    return "; ".join(words) + ".", code
+
+
+def _and(items):
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _key(label):

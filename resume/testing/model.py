@@ -170,14 +170,73 @@ async def async_outcome_of(impl, awaitable):
         return Raised(kind_of_class(type(error), impl), error)
 
 
+class Mismatch(AssertionError):
+    """What a call did differs from what the model predicts: one plain sentence, and its parts.
+
+    ``what`` is the call (or the thing observed) as a learner would write it,
+    ``expected`` and ``got`` are plain values in words (``"raises Gap"``,
+    ``"returns True"``, ``"ACK 0, ACK 1"``): no repr of the suite's own
+    objects. ``resume check`` prints the three parts on lines of their own
+    (``resume.testing.verdict``); the message is the same sentence for pytest.
+    """
+
+    def __init__(self, what, expected, got, *, sentence=None):
+        self.what, self.expected, self.got = str(what), str(expected), str(got)
+        super().__init__(sentence or f"{self.what}: expected {self.expected}, but got {self.got}")
+
+    def parts(self):
+        """``{"call", "expected", "got"}``: the parts, for a report."""
+        return {"call": self.what, "expected": self.expected, "got": self.got}
+
+
 def expect(got, expected, what):
     """Assert that outcome ``got`` is the predicted ``expected``, saying ``what`` was called.
 
     Raised rather than asserted, so that the failure reads as one plain
-    sentence, without pytest's diff of the outcome objects.
+    sentence, without pytest's diff of the outcome objects. The exception is a
+    ``Mismatch`` (an AssertionError) that carries ``what``, ``expected`` and
+    ``got`` apart.
     """
     if got != expected:
-        raise AssertionError(f"{what}: expected it {expected}, but it {got}")
+        raise Mismatch(what, expected, plain(got), sentence=f"{what}: expected it {expected}, but it {got}")
+
+
+def plain(outcome):
+    """What an implementation's call did, in words: ``returns (0, 5)``, ``raises ValueError: bad frame``."""
+    if isinstance(outcome, Raised) and outcome.error is not None:
+        message = str(outcome.error)
+        return f"raises {type(outcome.error).__name__}" + (f": {message}" if message else "")
+    return str(outcome)
+
+
+def call_text(name, *args, on=None, **optional):
+    """A call as a learner writes it: ``apply_event(con, 3, -1000) on a store at last=1, total=-2000``.
+
+    ``args`` are shown as Python values (``"con"`` stays a name: pass a
+    ``Name``); an ``optional`` argument that is None is left out, as the
+    learner would leave it out; ``on`` is the ``Store`` the call starts from.
+    """
+    shown = [repr(arg) for arg in args] + [f"{key}={value!r}" for key, value in optional.items()
+                                           if value is not None]
+    text = f"{name}({', '.join(shown)})"
+    if on is not None:
+        text += f" on a store at last={on.last}, total={on.total}"
+    return text
+
+
+class Name(str):
+    """A name in a call's text, shown without quotes (``con``, ``reader``)."""
+
+    def __repr__(self):
+        return str(self)
+
+
+CON = Name("con")
+
+
+def differs(what, expected, got):
+    """Raise ``Mismatch`` for an observation (not an outcome) that is not what the model says."""
+    raise Mismatch(what, expected, got)
 
 
 # ------------------------------------------------------------ step 1

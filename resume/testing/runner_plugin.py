@@ -14,6 +14,8 @@ than from the console:
   machine's steps, whole and in order;
 * ``error``: the exception's type and message (pytest's assertion rewriting
   puts the compared values there);
+* ``mismatch``: for a ``model.Mismatch``, its call, expected and got, as
+  plain text (``resume.testing.verdict`` prints them on lines of their own);
 * ``where``: the failing line of the suite (file, line, the statement whole,
   the comment lines right above it), and ``raised_in`` when the exception
   came from deeper down (the implementation, say).
@@ -72,7 +74,13 @@ def _describe(error, root):
         "notes": [str(note) for note in getattr(error, "__notes__", ())],
         "where": None,
         "raised_in": None,
+        "mismatch": None,
     }
+    # A model.Mismatch carries the call, the expected and the got apart: kept as
+    # they are, so that the report needs no parsing of the message.
+    parts = getattr(error, "parts", None)
+    if isinstance(error, AssertionError) and callable(parts):
+        entry["mismatch"] = parts()
     if suite:
         frame = suite[-1]
         entry["where"] = {"file": str(pathlib.Path(frame.filename).relative_to(root)),
