@@ -46,9 +46,10 @@ def learner_file(request, tmp_path):
     return learner_folder(tmp_path, buggy)
 
 
-def as_a_learner_runs(*args):
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
-    return subprocess.run([sys.executable, "-m", *args], cwd=runner.ROOT, env=env,
+def as_a_learner_runs(*args, cwd=runner.ROOT):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "HYPOTHESIS_STORAGE_DIRECTORY")}
+    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -64,5 +65,21 @@ def test_pytest_impl_leaves_the_learner_folder_as_found(learner_file):
     before = listing(learner_file.parent)
     done = as_a_learner_runs("pytest", "--impl", str(learner_file),
                              "properties/test_step1_parse_line.py", "-q", "-p", "no:randomly")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    assert listing(learner_file.parent) == before
+
+
+@pytest.mark.parametrize("form", ["--impl=client.py", "--impl client.py"])
+def test_pytest_impl_run_from_the_learner_folder_leaves_it_as_found(learner_file, form):
+    """Run where a learner is: in their folder, naming the file relatively and the suite's tests by path.
+
+    Hypothesis would keep ``.hypothesis/`` in the folder pytest runs in, and
+    pytest its ``.pytest_cache`` in its root, which is the file's folder for
+    ``--impl PATH`` with a space (pytest issue #8846): the suite's plugin
+    moves both to the suite's folder.
+    """
+    before = listing(learner_file.parent)
+    step1 = str(runner.ROOT / "properties" / "test_step1_parse_line.py")
+    done = as_a_learner_runs("pytest", *form.split(" "), step1, "-q", cwd=learner_file.parent)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     assert listing(learner_file.parent) == before

@@ -17,10 +17,33 @@ named, so other projects are not touched.
 """
 
 import os
+import pathlib
 
 import pytest
 
 from resume.testing import loader
+
+# The checkout that holds the suite: where the suite keeps its own files.
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+STORAGE_VAR = "HYPOTHESIS_STORAGE_DIRECTORY"
+
+
+def _named(config):
+    return getattr(config.known_args_namespace, "impl", None) or os.environ.get(loader.ENV_VAR)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """With a file named (``--impl``, ``RESUME_IMPL``), Hypothesis keeps its files in the suite's folder.
+
+    Hypothesis writes ``.hypothesis/`` in the folder pytest runs in: a learner
+    who runs ``pytest --impl=client.py`` from their own folder would find it
+    there (issue 19: their folder is left as found). Set before the suite's
+    conftest.py builds its example database, and inherited by the processes
+    the suite starts. A storage directory the user chose is kept.
+    """
+    if _named(early_config) and not os.environ.get(STORAGE_VAR):
+        os.environ[STORAGE_VAR] = str(ROOT / ".hypothesis")
 
 
 def pytest_addoption(parser):
@@ -38,6 +61,7 @@ def pytest_configure(config):
     # a marker nobody registered (before that level's tests exist, say).
     config.addinivalue_line("markers", "power_loss: the level beyond the lab, an ACK that survives "
                                        "a power cut (SPEC.md decision 18); not part of the lab's verdict")
+    _keep_the_cache_out_of_the_learners_folder(config)
     named = config.getoption("impl", default=None)
     if named or os.environ.get(loader.ENV_VAR):
         try:
@@ -50,3 +74,21 @@ def pytest_configure(config):
 def impl():
     """The implementation under test: the module loaded from --impl / RESUME_IMPL."""
     return loader.chosen()
+
+
+def _keep_the_cache_out_of_the_learners_folder(config):
+    """pytest's ``.pytest_cache`` goes to the suite's folder, never to the named file's.
+
+    pytest writes it under its root folder, which is the file's folder when
+    ``--impl PATH`` is written with a space (pytest issue #8846) or when
+    pytest runs there with no test path. The cache plugin has made
+    ``config.cache`` by now (its own pytest_configure runs first); it writes
+    nothing before the run ends.
+    """
+    named = _named(config)
+    cache = getattr(config, "cache", None)
+    if not named or cache is None or not hasattr(cache, "_cachedir"):
+        return
+    folder = pathlib.Path(named).expanduser().resolve().parent
+    if pathlib.Path(cache._cachedir).resolve().is_relative_to(folder) and not ROOT.is_relative_to(folder):
+        cache._cachedir = ROOT / ".pytest_cache"
