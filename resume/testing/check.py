@@ -417,9 +417,6 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     entry["status"] = {0: "pass", 1: "fail", 2: "broken"}[code]
     if not verdicts or verdicts[-1].status in ("ok", "no tests"):
         say()  # a failing part's block ends with a blank line already
-    say(summary)
-    if code == 0:
-        say("every step passed." if steps is None else "every step checked passed.")
     power = root / POWER_FILE
     if power.is_file() and (steps is None or "power" in steps):
         say(verdict.leader(POWER_LABEL), end="")
@@ -429,14 +426,17 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
         if found.status == "FAIL":
             found.clause, found.where, found.quote = "D18", "decision 18", verdict.QUOTES["D18"]
         say(verdict.render(found, label=False))
-        say("(this level is not part of the lab: its verdict does not change the exit code)")
+        say("    (not part of the lab: this verdict does not change the exit code)\n")
         entry["beyond_the_lab"] = found.as_json()
+    say(summary)
+    if code == 0:
+        say("every step passed." if steps is None else "every step checked passed.")
     return entry, code
 
 
 def _summary(verdicts):
     """The closing line (``4 of 7 steps pass; ...``) and the exit code of the lab's parts."""
-    numbered = [v for v in verdicts if v.part.isdigit()]
+    numbered = [v for v in verdicts if v.part.isdigit() and v.status != "no tests"]
     passed = [v for v in numbered if v.status == "ok"]
     failed = [v for v in verdicts if v.status == "FAIL"]
     broken = [v for v in verdicts if v.status in ("broken", "timeout")]
@@ -458,7 +458,7 @@ def _summary(verdicts):
     if broken:
         words.append(f"could not run: {_and([v.label.split('  ')[0] for v in broken])}")
     code = 1 if failed else 2 if broken else 0
-    return "; ".join(words) + ".", code
+    return ("; ".join(words) or "no part of the lab was run") + ".", code
 
 
 def _and(items):

@@ -330,7 +330,7 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
 
 # --------------------------------------------------------- as text
 
-WIDTH = 34
+WIDTH = 52
 PAD = "    "
 
 
