@@ -130,14 +130,13 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
                     _signal_group(process, signal.SIGKILL)
                     process.wait()
         except BaseException:  # Ctrl-C or an error in the caller: leave nothing running
-            _signal_group(process, signal.SIGKILL)
-            process.wait()
+            _end_group(process)
             raise
         finally:
             reader.join(timeout=5)
             process.stdout.close()
         # The group may outlive pytest (a receiver it started): end it too.
-        _signal_group(process, signal.SIGKILL)
+        _end_group(process)
         wall = time.monotonic() - started
         return Run(None if timed_out else process.returncode, wall, "".join(lines),
                    read_results(results), timed_out)
@@ -148,6 +147,42 @@ def _collect(stream, lines, echo):
         lines.append(line)
         if echo:
             print(line, end="", flush=True)
+
+
+def _end_group(process, within=5.0):
+    """SIGKILL the child's whole process group and wait until none of it still runs.
+
+    pytest is waited for as the child; the rest of its group (receivers,
+    strace) are not our children, so they are watched until each is gone or
+    a zombie waiting for its reaper (they run no code): the caller returns
+    with nothing of the suite still running, rather than a moment before.
+    """
+    _signal_group(process, signal.SIGKILL)
+    process.wait()
+    deadline = time.monotonic() + within
+    while _group_runs(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _group_runs(group):
+    """Whether a process of ``group`` is still running (not a zombie)."""
+    proc = pathlib.Path("/proc")
+    if not proc.is_dir():  # no procfs: ask the kernel (a zombie still counts here)
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            state, _parent, process_group = stat[stat.rindex(")") + 2:].split()[:3]
+            if int(process_group) == group and state not in ("Z", "X"):
+                return True
+    return False
 
 
 def _signal_group(process, signum):
