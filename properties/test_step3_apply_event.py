@@ -88,7 +88,8 @@ def test_apply_event_does_what_the_model_predicts(impl, focus, start, data):
             if isinstance(mine, domains.Hook):
                 mine.observer = lambda: seen.append((impl.state(con), read(path)))
             got = model.outcome_of(impl, impl.apply_event, con, seq, delta, mine)
-            what = model.call_text("apply_event", model.CON, seq, delta, fault=fault, on=before)
+            what = model.call_text("apply_event", model.CON, seq, delta, fault=fault, on=before,
+                                   kind=before.what_it_is(seq, delta))
             note(what)
             model.expect(got, prediction, what)
             if seen:

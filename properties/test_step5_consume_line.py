@@ -73,7 +73,9 @@ def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
             prefill(path, start.last, start.total, start.ledger)
         for call in plan:
             line, fault = concrete(expected, call), call[-1]
-            what = model.call_text("consume_line", model.CON, line, fault=fault, on=expected)
+            parsed = model.parse(line)
+            what = model.call_text("consume_line", model.CON, line, fault=fault, on=expected,
+                                   kind=expected.what_it_is(*parsed) if parsed else "not a frame")
             note(what)
             theirs, mine = domains.fresh(fault), domains.fresh(fault)
             prediction = expected.consume_line(line, theirs)

@@ -8,14 +8,11 @@ takes 10-30 s to catch a bug here, too long for the default suite's minute.
 
 import pytest
 
-from quality.test_check_report import assert_complete_report, run_check
+from quality.test_check_report import MACHINE_CASES, assert_complete_report, run_check
 
 pytestmark = pytest.mark.quality
 
-CASES = [
-    ("ack-before-commit", "protocol", "state."),
-    ("hook-before-commit", "protocol", "state."),
-]
+CASES = MACHINE_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])

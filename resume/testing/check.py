@@ -5,11 +5,15 @@ known-bug meta-test of ``quality/``. pytest runs in a subprocess (the suite
 loads the implementation once per process), with ``--impl=PATH``, through
 ``runner.run``: its report hooks give the first failing test, its duration,
 its error, and the notes Hypothesis attached to it, which hold the shrunk
-counterexample. ``check()`` prints all of that for each failing step
-(``failure_report``), with the command that runs the test again.
+counterexample (``Outcome``). ``check()`` prints, for each failing step, the
+learner's verdict built from it (``resume.testing.verdict``: the clause of
+SPEC.md, what the test did, expected and got, the line that runs it again),
+or one JSON document for all the files checked (docs/CHECK_JSON.md).
 
 Test files map to the contract's steps by name: ``properties/test_step<N>_*.py``
-is step N; ``stateful/`` is the protocol as a whole (steps 2-7).
+is step N; ``stateful/test_protocol.py`` is the protocol as a whole (steps
+2-7); the other files are the deeper levels. ``properties/test_power_loss.py``
+(marked ``power_loss``) is the level beyond the lab, reported apart.
 """
 
 import ast
@@ -19,7 +23,6 @@ import os
 import pathlib
 import random
 import re
-import shlex
 import sys
 
 from resume.testing import loader, runner, verdict
@@ -250,56 +253,6 @@ def _short_node(nodeid):
 
 
 # ------------------------------------------------ python -m resume check PATH
-
-_WIDTH = 34
-_PAD = "      "
-
-
-def _indent(text, prefix=_PAD):
-    return "\n".join((prefix + line).rstrip() for line in text.splitlines())
-
-
-def reproduce_command(impl, nodeid, root=ROOT):
-    """The shell command that runs that one test again (the example database replays it)."""
-    return (f"cd {shlex.quote(str(root))} && python -m pytest "
-            f"--impl={shlex.quote(str(impl))} {shlex.quote(nodeid)}")
-
-
-def failure_report(test, impl, root=ROOT):
-    """Everything a learner needs about one failing test, as text.
-
-    For each error (several when Hypothesis found distinct failures): every
-    note Hypothesis attached, whole (the falsifying example under any
-    heading, each draw, each ``note()``, a state machine's steps) except the
-    line that only repeats the implementation module; the failing line of the
-    suite with the comment above it; the error itself; the output captured
-    while it ran; then the command that runs this one test again.
-    """
-    parts = [test.nodeid]
-    entries = test.failures
-    for number, entry in enumerate(entries, 1):
-        if len(entries) > 1:
-            parts.append(f"-- failure {number} of {len(entries)}")
-        notes = [line for note in entry["notes"] for line in note.splitlines()
-                 if not line.lstrip().startswith("impl=<module ")]
-        if notes:
-            parts.append("\n".join(notes))
-        where = entry.get("where")
-        if where:
-            parts.append(f"failed at {where['file']}:{where['line']}:\n{_indent(where['source'], '    ')}")
-        raised = entry.get("raised_in")
-        if raised:
-            parts.append(f"raised in {raised['file']}:{raised['line']}: {raised['source']}")
-        parts.append(entry["error"])
-    if not entries:  # no exception at hand (a failure pytest reported some other way)
-        parts.append(test.longrepr)
-    for title, text in test.sections:
-        if text.strip():
-            parts.append(f"-- {title}\n{text.rstrip()}")
-    parts.append(f"to run this test again (it replays the same example):\n"
-                 f"  {reproduce_command(impl, test.nodeid, root)}")
-    return "\n".join(parts)
-
 
 POWER_FILE = "properties/test_power_loss.py"  # the level beyond the lab (SPEC.md decision 18)
 POWER_MARK = "power_loss"

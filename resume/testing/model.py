@@ -209,19 +209,20 @@ def plain(outcome):
     return str(outcome)
 
 
-def call_text(name, *args, on=None, **optional):
+def call_text(name, *args, on=None, kind=None, **optional):
     """A call as a learner writes it: ``apply_event(con, 3, -1000) on a store at last=1, total=-2000``.
 
     ``args`` are shown as Python values (``"con"`` stays a name: pass a
     ``Name``); an ``optional`` argument that is None is left out, as the
-    learner would leave it out; ``on`` is the ``Store`` the call starts from.
+    learner would leave it out; ``on`` is the ``Store`` the call starts from,
+    ``kind`` what the call's event is to it (``Store.what_it_is``).
     """
     shown = [repr(arg) for arg in args] + [f"{key}={value!r}" for key, value in optional.items()
                                            if value is not None]
     text = f"{name}({', '.join(shown)})"
     if on is not None:
         text += f" on a store at last={on.last}, total={on.total}"
-    return text
+    return text + (f" ({kind})" if kind else "")
 
 
 class Name(str):
@@ -400,6 +401,15 @@ class Store:
 
     def decide(self, seq, delta):
         return decide(self.last, self.ledger, seq, delta)
+
+    def what_it_is(self, seq, delta):
+        """In words, what event ``(seq, delta)`` is to this store: ``"a duplicate"``, ``"a gap"``, ..."""
+        if not (is_seq(seq) and is_delta(delta)):
+            return "not a valid event"
+        return {"applied": "the next event", "duplicate": "a duplicate, same delta",
+                "conflict": "a redelivery with another delta" if seq in self.ledger else
+                            "a seq at or below last with no ledger row",
+                "gap": "a gap"}[self.decide(seq, delta)]
 
     def apply_event(self, seq, delta, fault=None):
         """Step 3: the outcome of ``apply_event(con, seq, delta, fault)``; the store moves if it applied.
