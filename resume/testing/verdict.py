@@ -138,6 +138,7 @@ _RULES = [
     (4, r"expected: raises ValueError", "S4.errors"),
     (4, r"", "S4.limit"),
     (5, r"expected: raises|propagat", "S5.errors"),
+    (5, r"fault=\S.*then another connection", "S3.rollback"),  # the fault failed, the store moved
     (5, r"another connection|visible", "S5.visible"),
     (5, r"", "S5.ack"),
     (6, r"invalid_timeout|one_step_outside|either_end|timeout_ends", "D10"),
@@ -156,6 +157,7 @@ _RULES = [
     (7, r"longer_than_64", "D9.over-long"),
     (7, r"host_and_port", "D16"),
     (7, r"", "S7.close-db"),
+    (None, r"ledger|total|consistent|exactly once|in_transaction", "S3.one-transaction"),
     (None, r"RESUME", "S7.resume"),
     (None, r"ACK", "S6.ack-after-commit"),
     (None, r"transaction", "S3.one-transaction"),
@@ -254,10 +256,14 @@ def expected_and_got(entry):
         return "", compared[1], compared[0]
     if message.startswith("assert "):
         return "", f"this to hold: {message[len('assert '):]}", "it did not"
-    found = re.match(r"(?P<got>.+?),? expected (?P<expected>.+)$", message, re.DOTALL)
+    call, colon, rest = message.partition(": ")
+    if not colon:
+        call, rest = "", message
+    found = (re.match(r"(?P<got>.+?),? expected (?P<expected>.+)$", rest, re.DOTALL)
+             or re.match(r"(?P<got>.+?),? not (?P<expected>.+)$", rest, re.DOTALL))
     if found:
-        return "", found["expected"], found["got"]
-    return "", "what the clause above says", message
+        return call, found["expected"], found["got"]
+    return call, "what the SPEC.md sentence above says", rest
 
 
 # --------------------------------------------------------- the verdict
@@ -318,7 +324,7 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
     entry = failure.failures[0] if failure.failures else {"error": failure.longrepr, "notes": []}
     call, expected, got = expected_and_got(entry)
     calls = plain_calls(entry.get("notes", ()), invariants)
-    if call and calls and calls[-1].strip() == call.strip():
+    if call and calls and call.strip().startswith(calls[-1].strip()):
         calls = calls[:-1]  # the failing call is printed on a line of its own
     test = failure.nodeid.split("::", 1)[-1]
     clause, quote = clause_for(step_number(part), test, expected, got, call + " " + " ".join(calls))
