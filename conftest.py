@@ -76,16 +76,38 @@ def pytest_report_header(config):
     ]
 
 
+# Each step's widest claim, every call compared with the model over the whole
+# domain of its arguments: together they catch most known bugs, so a plain
+# run starts with them (step by step), and the rest follows.
+FIRST = {
+    "test_parse_line_does_what_the_model_predicts",
+    "test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says",
+    "test_apply_event_does_what_the_model_predicts",
+    "test_replay_does_what_the_model_predicts",
+    "test_consume_line_does_what_the_model_predicts",
+    "test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path",
+    "test_any_timeout_and_any_before_ack_do_what_the_model_predicts",
+    "test_a_receiver_killed_between_commit_and_ack_resumes_without_applying_twice",
+    "test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing",
+}
+
+
 def pytest_collection_modifyitems(config, items):
     """Cheapest, highest-yield tests first, whatever the files are called.
 
-    Steps 1-7, the protocol machine, then the deeper levels (the order of
-    ``check.step_paths``, which ``resume check`` follows too), then the
-    project's own tool tests. With ``-x`` most bugs stop the run within the
-    first seconds. A run given test files or test ids keeps the order it was
-    given (the known-bug meta-test puts the bug's own step first).
+    Each step's model property (``FIRST``), then steps 1-7, the protocol
+    machine and the deeper levels in the order of ``check.step_paths`` (which
+    ``resume check`` follows too), then the project's own tool tests. With
+    ``-x`` most bugs stop the run within the first seconds. A run given test
+    files or test ids keeps the order it was given (the known-bug meta-test
+    puts the bug's own step first).
     """
     if any(pathlib.Path(arg.split("::", 1)[0]).is_file() for arg in config.args):
         return
     rank = {path.resolve(): index for index, path in enumerate(check.suite_paths())}
-    items.sort(key=lambda item: rank.get(item.path.resolve(), len(rank)))  # stable: a file's own order kept
+
+    def key(item):
+        in_suite = rank.get(item.path.resolve(), len(rank))
+        return (getattr(item, "originalname", item.name) not in FIRST or in_suite == len(rank), in_suite)
+
+    items.sort(key=key)  # stable: a file's own order is kept within each class
