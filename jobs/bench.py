@@ -14,6 +14,12 @@ Sections (``--only`` takes a comma-separated list of these names):
   stateful`` in the suite's own order (cheapest first, conftest.py), random
   seeds, a fresh example database, two runs at a time (``quality.meta``);
   the median and the 90th percentile. ``--first-failure`` runs this alone.
+* ``yield``      - what each test is worth: the whole suite, NOT stopping at
+  the first failure, against every known bug (the meta-test's seed, no
+  shrinking: ``yield_plugin.py``) and against the reference (each test's
+  seconds under ``dev``): per test function, its seconds, how many known
+  bugs it catches and which ones no other test catches. ``--yield`` runs
+  this alone. Long: one whole suite run per bug.
 * ``strategies`` - the targeted frame strategies of resume/testing/strategies.py
   against a plain ``st.binary(max_size=70)`` on the parse-step (step 1)
   known bugs: examples and seconds until the bug is caught, medians over
@@ -29,6 +35,7 @@ loaded machine makes every time longer, and ratios are the sturdier figures.
 """
 
 import argparse
+import concurrent.futures
 import contextlib
 import datetime
 import json
@@ -51,7 +58,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from resume.testing import loader, model, runner, stores  # noqa: E402
 
-SECTIONS = ("suite", "catch", "strategies", "commits")
+SECTIONS = ("suite", "catch", "yield", "strategies", "commits")
 KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
 COMMAND = "python -m jobs.bench"
 SUITE = ["properties", "stateful"]
@@ -175,6 +182,45 @@ def catch_section(only_bugs=None):
                      outcome.test if outcome.caught else f"NOT CAUGHT ({outcome.status})",
                      f"{outcome.wall:.1f}", f"{outcome.test_seconds:.1f}" if outcome.caught else "", size))
     return rows, None
+
+
+def yield_section(only_bugs=None):
+    """Per test function: dev seconds on the reference, known bugs caught, bugs only it catches."""
+    from quality import bugs as known
+    from quality import meta
+    selected = [bug for bug in known.BUGS if not only_bugs or bug.id in only_bugs]
+    print(f"[bench] yield: the whole suite against the reference and {len(selected)} known bugs, "
+          f"{meta.jobs()} at a time...", file=sys.stderr, flush=True)
+
+    def whole(impl):
+        args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider",
+                "-p", "jobs.yield_plugin", f"--hypothesis-seed={meta.SEED}", *SUITE]
+        return runner.run(args, root=PROJECT_ROOT, profile="dev", timeout=SUITE_TIMEOUT)
+
+    def function(nodeid):
+        return nodeid.split("[", 1)[0]
+
+    with tempfile.TemporaryDirectory(prefix="bench-yield-") as folder:
+        files = meta.write_bugs(folder, selected)
+        with concurrent.futures.ThreadPoolExecutor(meta.jobs()) as pool:
+            reference = pool.submit(whole, meta.REFERENCE)
+            runs = dict(zip([bug.id for bug in selected], pool.map(whole, [files[bug.id] for bug in selected])))
+    seconds, catches = {}, {}
+    for test in reference.result().tests:
+        seconds[function(test.nodeid)] = seconds.get(function(test.nodeid), 0.0) + (test.duration or 0.0)
+    for bug_id, done in runs.items():
+        for test in done.failures:
+            catches.setdefault(function(test.nodeid), set()).add(bug_id)
+    caught_by = {}
+    for test, bugs_caught in catches.items():
+        for bug_id in bugs_caught:
+            caught_by.setdefault(bug_id, set()).add(test)
+    rows = []
+    for test in sorted(set(seconds) | set(catches), key=lambda t: (-len(catches.get(t, ())), t)):
+        only = sorted(bug_id for bug_id in catches.get(test, ()) if caught_by[bug_id] == {test})
+        rows.append((test, f"{seconds.get(test, 0.0):.2f}", str(len(catches.get(test, ()))), ", ".join(only) or "-"))
+    missed = sorted(bug.id for bug in selected if bug.id not in caught_by)
+    return rows, missed
 
 
 # ---------------------------------------------------------------- strategies vs binary
@@ -413,6 +459,15 @@ def report(figures, only):
                 table(["state machine", "runs", "steps", "s", "steps/s"], steps)]
         if plain:
             out += ["", "Tests without Hypothesis (a fixed scenario):", "", table(["test", "s"], plain)]
+    if "yield" in figures:
+        rows, missed = figures["yield"]
+        out += ["", "## What each test is worth: its seconds and the known bugs it catches (dev)", "",
+                "The whole suite, not stopping at the first failure, against each known bug (`--hypothesis-seed=0`,",
+                "the meta-test's; no shrinking) and against the reference, whose run gives each test's seconds.",
+                "Per test function (its parameters together): the known bugs it catches, and those that no other",
+                "test catches: what would be lost without it.", "",
+                table(["test", "s (reference, dev)", "bugs caught", "caught by this test alone"], rows), "",
+                f"Known bugs no test caught in this run: {', '.join(missed) or 'none'}."]
     if "catch" in figures:
         rows, why = figures["catch"]
         out += ["", "## Time to catch each known bug under dev (quality/)", ""]
@@ -439,11 +494,13 @@ def main(argv=None):
     parser.add_argument("--only", default=",".join(SECTIONS), help="sections, comma-separated")
     parser.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md alone")
     parser.add_argument("--bugs", help="catch: only these known bugs (ids, comma-separated)")
+    parser.add_argument("--yield", dest="yield_", action="store_true",
+                        help="what each test is worth: the known bugs it catches alone (--only yield)")
     parser.add_argument("--first-failure", action="store_true",
                         help="the time to the first failure on every known bug alone (--only catch)")
     parser.add_argument("--impl", help="implementation file (default: $RESUME_IMPL, else resume/client.py)")
     options = parser.parse_args(argv)
-    only = ["catch"] if options.first_failure else [name for name in options.only.split(",") if name]
+    only = ["catch"] if options.first_failure else ["yield"] if options.yield_ else [name for name in options.only.split(",") if name]
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}; choose from {', '.join(SECTIONS)}")
@@ -460,6 +517,8 @@ def main(argv=None):
     if "suite" in only:
         walls, records = suite_section()
         figures["suite"] = (walls, rates_tables(records))
+    if "yield" in only:
+        figures["yield"] = yield_section(options.bugs.split(",") if options.bugs else None)
     if "catch" in only:
         figures["catch"] = catch_section(options.bugs.split(",") if options.bugs else None)
 
