@@ -484,7 +484,39 @@ def report(figures, only):
                     f"Caught {len(caught)}/{len(rows)}" + (
                         f"; to the first failure: median {statistics.median(caught):.1f} s, "
                         f"90th percentile {percentile(caught, 90):.1f} s, worst {max(caught):.1f} s." if caught else ".")]
-    return "\n".join(out) + "\n"
+    # Every section says when it was measured: a run of a few sections keeps the others (merged).
+    machine_rows = dict(figures["machine"])
+    stamp = (f"_Measured {machine_rows.get('date (UTC)', '?')} UTC, load average "
+             f"{machine_rows.get('load average (1/5/15 min) at start', '?')} at the start._")
+    stamped = []
+    for line in out:
+        stamped.append(line)
+        if line.startswith("## ") and line != "## The machine":
+            stamped += ["", stamp]
+    return "\n".join(stamped) + "\n"
+
+
+def merged(old, new):
+    """``new`` with the sections (``## `` headings) of ``old`` that it does not measure again.
+
+    A section of ``old`` keeps its place after the one it followed; the
+    preamble and the machine come from ``new``.
+    """
+    def sections(text):
+        head, *parts = re.split(r"(?m)^(?=## )", text)
+        return head, [(part.split("\n", 1)[0], part) for part in parts]
+
+    head, fresh = sections(new)
+    _, before = sections(old)
+    fresh_titles = {title for title, _ in fresh}
+    result = list(fresh)
+    for index, (title, part) in enumerate(before):
+        if title in fresh_titles:
+            continue
+        previous = [t for t, _ in before[:index]]
+        at = max((i + 1 for i, (t, _) in enumerate(result) if t in previous), default=len(result))
+        result.insert(at, (title, part if part.endswith("\n\n") else part.rstrip("\n") + "\n\n"))
+    return head + "".join(part for _, part in result).rstrip("\n") + "\n"
 
 
 def main(argv=None):
@@ -528,8 +560,8 @@ def main(argv=None):
         target = PROJECT_ROOT / "docs" / "BENCHMARKS.md"
         # Sections measured by jobs of their own (crash points, depth) stand
         # below KEPT_MARKER; a new run of this job keeps them as they are.
-        kept = target.read_text().partition(KEPT_MARKER)[2] if target.exists() else ""
-        target.write_text(text + ("\n" + KEPT_MARKER + kept if kept else ""))
+        old, _, kept = target.read_text().partition(KEPT_MARKER) if target.exists() else ("", "", "")
+        target.write_text(merged(old, text) + ("\n" + KEPT_MARKER + kept if kept else ""))
         print(f"[bench] written to {PROJECT_ROOT / 'docs' / 'BENCHMARKS.md'}", file=sys.stderr)
     return 0
 
