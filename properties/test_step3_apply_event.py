@@ -176,8 +176,9 @@ def _race_at(impl, last, at, mine, theirs):
             finally:
                 con.set_trace_callback(None)
             note(f"apply_event's statements: {statements}")
-            note(f"the second connection applied at statement #{at}: {acted or 'never (fewer statements)'}; "
-                 f"the first got {mine_result}")
+            note(f"the second connection's apply_event(other, {last + 1}, {theirs}) at statement #{at}: "
+                 f"{', '.join(map(str, acted)) or 'never (fewer statements)'}; "
+                 f"the first's apply_event(con, {last + 1}, {mine}) {model.plain(mine_result)}")
             # The second connection either applied first, or found the write lock held.
             assert acted in ([], [model.Returned(True)], [model.Raised("OperationalError")]), acted
             world = model.Store(last, 0)

@@ -34,10 +34,12 @@ def check(impl, events, last, limit):
     got = model.outcome_of(impl, impl.replay, events, last, limit)
     model.expect(got, expected, what)
     if isinstance(got, model.Returned):
-        assert isinstance(got.value, list) and got.value is not events, f"{what} must return a new list"
+        if not (isinstance(got.value, list) and got.value is not events):
+            model.differs(what, "a new list", "the very list it was given" if got.value is events else f"a {type(got.value).__name__}")
     if before is not None:
-        assert events == before and len(events) == len(items) and all(map(operator.is_, items, events)), (
-            f"{what} changed the caller's log: it is now {events!r}")
+        if not (events == before and len(events) == len(items) and all(map(operator.is_, items, events))):
+            model.differs(what, f"the caller's log left as it was: {before!r}, the very same items",
+                          f"the log is now {events!r}" + ("" if events != before else " (equal, but other item objects)"))
     return got
 
 

@@ -37,7 +37,7 @@ import pytest
 from hypothesis import event, example, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, leaks, model, peers, store
+from resume.testing import domains, leaks, model, peers, store, tasks
 from resume.testing import strategies as sts
 from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import CANCELLED, HUNG, RAISED, RETURNED, cancel_after, model_outcome, outcome_of, outcome_within, until
@@ -424,7 +424,7 @@ async def test_a_silent_publisher_ends_the_session_with_TimeoutError_within_the_
         return outcome, elapsed, closed, ended
 
     (outcome, elapsed, closed, ended), stored = await run_with_store(impl, scenario)
-    assert outcome[0] == RAISED and isinstance(outcome[1], TimeoutError), outcome
+    tasks.expect_raised(outcome, TimeoutError, f"consume_session(reader, writer, con, {SHORT}) with a server that sends nothing")
     assert SHORT * 0.9 <= elapsed < SHORT + SLACK, f"{elapsed:.2f} s for a {SHORT} s timeout"
     assert closed and ended, "the connection was not reclaimed"
     assert stored == ((-1, 0), {})
@@ -510,7 +510,7 @@ async def test_a_blocked_drain_times_out_and_the_hanging_close_is_aborted(impl):
     (outcome, elapsed, closed), stored = await run_with_store(
         impl, lambda con: blocked_drain_session(impl, con, cancel_in_before_ack=False)
     )
-    assert outcome[0] == RAISED and isinstance(outcome[1], TimeoutError), outcome
+    tasks.expect_raised(outcome, TimeoutError, "consume_session with a drain that never ends")
     assert elapsed < 2 * SHORT + SLACK, f"{elapsed:.2f} s: the drain and the closing wait are each bounded"
     assert closed, "a closing wait that timed out must be followed by abort()"
     assert stored == ((0, 5), {0: 5})
@@ -583,7 +583,7 @@ async def test_a_closing_wait_that_hangs_is_aborted_and_the_sessions_outcome_kep
     if path == "EOF":
         assert outcome == ((CANCELLED, None) if cancelled else (RETURNED, (0, 5)))
     elif path == "gap":
-        assert kind == RAISED and isinstance(value, impl.Gap), f"the session's Gap must win: {outcome}"
+        tasks.expect_raised((kind, value), impl.Gap, "consume_session whose closing wait hangs after a Gap (the session's Gap must win)")
     else:
         assert kind == RAISED and value is hook_error, f"before_ack's error must win: {outcome}"
     assert aborts >= 1, "a closing wait that hangs must be followed by abort()"
@@ -616,8 +616,10 @@ async def test_a_slow_closing_wait_within_the_timeout_is_awaited_to_its_end(impl
     if path == "EOF":
         assert outcome == (RETURNED, (0, 5)), outcome
     else:
-        assert kind == RAISED and isinstance(value, impl.Gap), outcome
-    assert finished, "a closing wait that ends within the timeout must be awaited to its end"
+        tasks.expect_raised((kind, value), impl.Gap, "consume_session ending with a Gap, its closing wait slow but within the timeout")
+    if not finished:
+        model.differs("consume_session whose closing wait ends within the timeout",
+                      "the closing wait awaited to its end", "it was cut short (abort() before it ended)")
     assert elapsed >= SHORT * 0.9, f"{elapsed:.2f} s: the closing wait was not waited for"
     assert closed
     assert stored == ((0, 5), {0: 5})
@@ -643,7 +645,7 @@ async def test_an_invalid_timeout_raises_ValueError_after_reclaiming_the_connect
         return outcome, closed, ended, publisher.acks
 
     (outcome, closed, ended, acks), stored = await run_with_store(impl, scenario)
-    assert outcome[0] == RAISED and isinstance(outcome[1], ValueError), outcome
+    tasks.expect_raised(outcome, ValueError, f"consume_session(reader, writer, con, {timeout!r})")
     assert closed and ended, "the connection must be reclaimed before ValueError"
     assert acks == [] and stored == ((-1, 0), {}), "nothing may be consumed with an invalid timeout"
 
@@ -672,11 +674,13 @@ async def test_with_an_invalid_timeout_the_closing_wait_is_bounded_by_one_second
     results, stored = await run_with_store(impl, scenario)
     for timeout, close, (kind, value), elapsed, aborts, finished in results:
         where = f"timeout={timeout!r}, closing wait {'hangs' if close == 'hang' else f'takes {close} s'}"
-        assert kind == RAISED and isinstance(value, ValueError), f"{where}: {kind} {value!r}"
+        tasks.expect_raised((kind, value), ValueError, f"consume_session with {where}")
         if close == "hang":
             assert aborts >= 1, f"{where}: a closing wait that hangs must be followed by abort()"
         else:
-            assert finished, f"{where}: a closing wait inside the one-second bound must be awaited to its end"
+            if not finished:
+                model.differs(f"consume_session with {where}", "the closing wait, inside the one-second bound, "
+                              "awaited to its end", "it was cut short (abort() before it ended)")
         assert elapsed < 1.0 + SLACK, f"{where}: {elapsed:.2f} s"
     assert stored == ((-1, 0), {})
 
@@ -709,7 +713,10 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     models = domains.fresh(before_ack)
     predicted = await store_after.session(lines, None, timeout, models)
     mine = domains.fresh(before_ack)
-    note(f"timeout={timeout!r}, before_ack={before_ack!r}; the model: {predicted}")
+    note(f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r}) on a new store; the server sends "
+         + (", ".join(line.decode().strip() for line in lines) or "nothing") + ", then EOF"
+         + (f"; expected of the client: {acks_text(predicted.acks)}, before_ack called for {predicted.calls}"
+            if before_ack is not None else ""))
     with store.temp_store_path() as path:
         committed_at_hook = []  # inside before_ack: is its event already visible to another connection?
         if isinstance(mine, domains.Hook):
@@ -731,9 +738,14 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
             con.close()
     model.expect(got, predicted.outcome, f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r})")
     assert stored == store_after.snapshot(), "the store must hold exactly what was committed"
-    assert received == b"".join(predicted.acks), "the peer must read exactly the ACKs of the lines taken"
+    if received != b"".join(predicted.acks):
+        model.differs("what the server read from the client", acks_text(predicted.acks),
+                      received.decode("ascii", "backslashreplace").replace("\n", " ").strip() or "no ACK")
+    if isinstance(mine, domains.Hook) and mine.calls != models.calls:
+        model.differs("the calls of before_ack (once per commit, before its ACK)",
+                      ", ".join(f"before_ack({seq})" for (seq,) in models.calls) or "no call",
+                      ", ".join(f"before_ack({', '.join(map(repr, args))})" for args in mine.calls) or "no call")
     if isinstance(mine, domains.Hook):
-        assert mine.calls == models.calls, "before_ack once per commit, before its ACK"
         assert mine.awaited == models.awaited, "an awaitable before_ack returns must be awaited before the ACK"
         assert all(committed_at_hook), "before_ack was called before its event was committed"
     assert closed, "the client's socket was not closed"

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 
 from resume.publisher import Publisher
-from resume.testing import domains, peers, store
+from resume.testing import domains, peers, store, tasks
 from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import RAISED, RETURNED, outcome_within
 
@@ -70,5 +70,5 @@ async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case
 async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
     label, timeout = case
     (outcome, closed, acks), stored = await _run(impl, timeout)
-    assert outcome[0] == RAISED and isinstance(outcome[1], ValueError), f"{label} {timeout!r}: {outcome}"
+    tasks.expect_raised(outcome, ValueError, f"consume_session(reader, writer, con, {timeout!r}) ({label})")
     assert closed and acks == [] and stored == ((-1, 0), {})

@@ -77,3 +77,23 @@ async def model_outcome(impl, awaitable, seconds):
     if kind == RAISED:
         return model.Raised(model.kind_of_class(type(value), impl), value)
     return model.Raised("CancelledError" if kind == CANCELLED else f"hung (still running after {seconds} s)")
+
+
+def describe(outcome):
+    """A task's ``(kind, value)`` in plain words: ``raises ValueError: ...``, ``returns (0, 5)``, ``hung``."""
+    kind, value = outcome
+    if kind == HUNG:
+        return "it was still running at the bound (it hung)"
+    if kind == CANCELLED:
+        return "it was cancelled"
+    if kind == RAISED:
+        return f"raises {type(value).__name__}" + (f": {value}" if str(value) else "")
+    return f"returns {value!r}"
+
+
+def expect_raised(outcome, error_class, what):
+    """Fail with a plain ``model.Mismatch`` unless the task's ``outcome`` raised ``error_class``."""
+    kind, value = outcome
+    if not (kind == RAISED and isinstance(value, error_class)):
+        names = error_class if isinstance(error_class, tuple) else (error_class,)
+        model.differs(what, "raises " + " or ".join(cls.__name__ for cls in names), describe(outcome))
