@@ -805,19 +805,15 @@ CRASH_BUGS = [
         return True''')),
     _bug("journal-memory", 2,
          "sets PRAGMA journal_mode=MEMORY for speed: a crash mid-commit leaves no journal to roll back",
-         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
-    try:
-''', r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
-    try:
-        con.execute("PRAGMA journal_mode=MEMORY")  # fewer syncs
+         # After the reference's own journal-mode choice (WAL), so that this one stands.
+         (r'''        con.execute("PRAGMA journal_mode=WAL")
+''', r'''        con.execute("PRAGMA journal_mode=MEMORY")  # fewer syncs
 ''')),
     _bug("journal-off", 2,
          "sets PRAGMA journal_mode=OFF for speed: no rollback journal at all",
-         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
-    try:
-''', r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
-    try:
-        con.execute("PRAGMA journal_mode=OFF")  # fewer writes
+         # After the reference's own journal-mode choice (WAL), so that this one stands.
+         (r'''        con.execute("PRAGMA journal_mode=WAL")
+''', r'''        con.execute("PRAGMA journal_mode=OFF")  # fewer writes
 ''')),
     _bug("ledger-after-commit", 3,
          "commits the total and the cursor, then writes the ledger row (an audit log) in a second transaction",

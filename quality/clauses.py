@@ -271,3 +271,22 @@ def by_id():
 def bugs_of(clause_id):
     """The known bug ids that break a clause, in BREAKS's order."""
     return [bug for bug, clauses in BREAKS.items() if clause_id in clauses]
+
+
+# ------------------------------------------------------------ beyond the lab (decision 18)
+# A verdict of its own: its clause is not among CLAUSES (the lab's traceability,
+# checked against quality/bugs.py), and its known bugs are quality/power_bugs.py's;
+# quality/test_power_loss_level.py checks both (every power bug breaks a clause
+# here, every clause here has a power bug, the quotes are in SPEC.md).
+BEYOND_THE_LAB = [
+    _c("D18", 7, "Once `ACK <seq>` has been written, a power cut at any later moment must not lose event "
+                 "`seq` or any event before it"),
+]
+
+POWER_BREAKS = {
+    "sqlite-defaults": ("D18",),
+    "wal-normal": ("D18",),
+    "sync-off": ("D18",),
+    "delete-normal": ("D18",),
+    "own-fsync-of-the-store-file": ("D18",),
+}

@@ -133,6 +133,21 @@ def open_store(path):
     they do not exist, so a saved cursor survives every reopen. The connection
     has ``isolation_level=None`` and a 1 s busy timeout. If initialisation
     fails the connection is closed and the error propagates.
+
+    Durability (SPEC.md decision 18: an ACK survives a power cut): the store
+    is in WAL mode with ``synchronous=FULL``. SQLite's defaults (a DELETE
+    rollback journal, ``synchronous=FULL``) commit by unlinking the journal
+    and never sync the folder after it: a power cut right after the ACK can
+    bring the journal back, and the next open rolls the ACKed event back.
+    In WAL mode with FULL each commit is one append to the WAL and one
+    ``fdatasync`` of it before COMMIT returns (the WAL's folder is synced
+    when the WAL is created), so the commit is durable before the ACK.
+    ``synchronous=EXTRA`` with the DELETE journal is safe too (it syncs the
+    folder after the unlink), but it commits at about 0.9 times today's rate
+    where WAL with FULL commits at about 3.5 times it (docs/BENCHMARKS.md,
+    "Commits per second by durability setting"); WAL with NORMAL or
+    ``synchronous=OFF`` ACK before anything is synced. docs/POWER_LOSS.md
+    has the traces.
     """
     con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
     try:
@@ -147,6 +162,9 @@ def open_store(path):
         except BaseException:
             _rollback(con)
             raise
+        # An ACK must survive a power cut (decision 18; see the docstring).
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")
     except BaseException:
         con.close()
         raise
