@@ -143,11 +143,12 @@ def open_store(path):
     ``fdatasync`` of it before COMMIT returns (the WAL's folder is synced
     when the WAL is created), so the commit is durable before the ACK.
     ``synchronous=EXTRA`` with the DELETE journal is safe too (it syncs the
-    folder after the unlink), but it commits at about 0.9 times today's rate
-    where WAL with FULL commits at about 3.5 times it (docs/BENCHMARKS.md,
-    "Commits per second by durability setting"); WAL with NORMAL or
-    ``synchronous=OFF`` ACK before anything is synced. docs/POWER_LOSS.md
-    has the traces.
+    folder after the unlink), but it commits at 0.8-0.9 times the defaults'
+    rate, where WAL with FULL commits at about three times it (2.9-3.5x
+    measured: docs/BENCHMARKS.md, "Commits per second by durability
+    setting"): one WAL append and one sync per commit instead of a journal,
+    the store and four syncs. WAL with NORMAL or ``synchronous=OFF`` ACK
+    before anything is synced. docs/POWER_LOSS.md has the traces.
     """
     con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
     try:
