@@ -68,7 +68,10 @@ async def test_a_long_session_ends_at_the_instant_of_its_first_error(impl, plan,
     predicted = await expected.session([line.frame for line in lines], timeout=TIMEOUT,
                                        before_ack=_before_ack([], hook_error, hook_at))
     runs.record_sizes(expected.last + 1, lines_in_session=len(lines))
-    note(f"{len(lines)} lines; the model: {predicted}")
+    note(f"{entry} of {len(lines)} lines: " + ", ".join(line.frame.decode("ascii", "backslashreplace").strip()
+                                                      for line in lines[:6]) + (", ..." if len(lines) > 6 else "")
+         + (f"; before_ack raises at its call number {hook_at + 1}" if hook_at is not None else "")
+         + f"; expected of the client: {len(predicted.acks)} ACKs, then it {predicted.outcome}")
     with store.temp_store_path() as path:
         outcome, received, hooked = await _session(impl, path, entry, lines, hook_error, hook_at)
         model.expect(outcome, predicted.outcome, f"a session of {len(lines)} lines through {entry}")

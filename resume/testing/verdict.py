@@ -164,6 +164,8 @@ _RULES = [
     (7, r"longer_than_64", "D9.over-long"),
     (7, r"host_and_port", "D16"),
     (7, r"", "S7.close-db"),
+    (None, r"socket", "S6.reclaim"),
+    (None, r"file descriptor|store\.db", "S7.close-db"),
     (None, r"ledger|total|consistent|exactly once|in_transaction", "S3.one-transaction"),
     (None, r"RESUME", "S7.resume"),
     (None, r"ACK", "S6.ack-after-commit"),
@@ -247,17 +249,32 @@ def _assertion(error):
     return scrub("\n".join(message).strip()), compared
 
 
-def expected_and_got(entry):
+# Errors the harness raises about what a call left behind (resume.testing.hygiene).
+_LEFT_BEHIND = {
+    "DescriptorsLeftOpen": "every socket and file the call opened closed by the time it returns",
+    "TasksLeftRunning": "no task of the call still running once it returns",
+}
+
+
+def expected_and_got(entry, impl=None):
     """``(call, expected, got)`` of one failure entry of ``runner_plugin``, in plain words."""
     mismatch = entry.get("mismatch")
     if mismatch:
         return scrub(mismatch["call"]), scrub(mismatch["expected"]), scrub(mismatch["got"])
     error = entry.get("error", "")
-    kind = error.split(":", 1)[0]
-    if kind != "AssertionError":  # the test itself failed with an error: that is what it got
+    kind, _, message = error.partition(":")
+    if kind in _LEFT_BEHIND:
+        return "", _LEFT_BEHIND[kind], scrub(message.strip())
+    if kind == "Failed":  # pytest.fail(message): the message tells what happened
+        return "", "what the SPEC.md sentence above says", scrub(message.strip())
+    if kind != "AssertionError":  # the call raised where the test expected none
         raised = entry.get("raised_in") or {}
-        call = scrub(raised.get("source", "")) if raised else ""
-        return call, "no error here (see the clause)", scrub(error.splitlines()[0] if error else "")
+        mine = impl is not None and raised.get("file") == str(impl)
+        call = scrub(raised.get("source", "")) if mine else ""
+        text = message.strip().splitlines()[0] if message.strip() else ""
+        got = f"raises {kind}" + (f": {scrub(text)}" if text else "") + (
+            f" (line {raised['line']} of your file)" if mine else "")
+        return call, "no exception here", got
     message, compared = _assertion(error)
     if compared and message.startswith("assert "):
         return "", compared[1], compared[0]
@@ -329,7 +346,7 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
         return Verdict(part, label, outcome.status, outcome.wall, outcome.tests, detail=detail)
     failure = outcome.failure
     entry = failure.failures[0] if failure.failures else {"error": failure.longrepr, "notes": []}
-    call, expected, got = expected_and_got(entry)
+    call, expected, got = expected_and_got(entry, impl)
     calls = plain_calls(entry.get("notes", ()), invariants)
     if call and calls and call.strip().startswith(calls[-1].strip()):
         calls = calls[:-1]  # the failing call is printed on a line of its own
