@@ -307,9 +307,11 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
     codes = []
     for index, path in enumerate(paths):
         if index and not as_json:
-            print(file=out)
+            print(file=out)  # a blank line between files
         entry, code = _check_one(path, profile=profile, steps=steps, seed=seed, storage=storage,
                                  out=None if as_json else out, err=err, root=root, run=run)
+        if entry["status"] == "unusable" and len(paths) > 1 and not as_json:
+            print(f"{entry['file']}: not checked: {entry['error']}", file=out)
         document["files"].append(entry)
         codes.append(code)
     code = 2 if 2 in codes else max(codes)
@@ -319,7 +321,8 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
         print(file=out)
     elif len(paths) > 1:
         bad = [str(entry["file"]) for entry in document["files"] if entry["status"] != "pass"]
-        print(f"\n{len(paths) - len(bad)} of {len(paths)} files pass" + (f"; not: {', '.join(bad)}" if bad else "")
+        print(file=out)
+        print(f"{len(paths) - len(bad)} of {len(paths)} files pass" + (f"; not: {', '.join(bad)}" if bad else "")
               + ".", file=out)
     out.flush()
     return code
