@@ -78,3 +78,11 @@ def test_strace_lines_become_ops(tmp_path):
     assert [op.kind for op in ops] == ["create", "write", "fsync", "fsync", "unlink", "ack"]
     assert (ops[1].name, ops[1].offset, ops[1].data) == ("store.db-journal", 512, b"page")
     assert ops[3].inode is None and ops[5].offset == 3
+
+
+def test_a_rename_not_followed_by_a_folder_sync_may_be_undone():
+    ops = [power.Op("create", 1, "tmp", 1), power.Op("write", 1, "tmp", 1, 0, b"new"), power.Op("fsync", 1, "tmp", 1),
+           power.Op("rename", 1, "tmp", 1, target="f")]
+    trace = power.Trace(ops, {"f": b"old"}, [], [])
+    assert [trace.rebuild(4, {power.FOLDER: keep}) for keep in range(3)] == [
+        {"f": b"old"}, {"f": b"old", "tmp": b"new"}, {"f": b"new"}]

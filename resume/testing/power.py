@@ -278,7 +278,7 @@ class _Reader:
         return os.path.normpath(os.path.join(dirfd_path or os.getcwd(), path))
 
     def read(self, life, text):
-        files = {}  # (pid, fd) -> [inode, name, offset]
+        files = self.files = {}  # (pid, fd) -> [inode, name, offset]
         pending = {}  # pid -> an unfinished call's start
         for line in text.splitlines():
             match = _PID.match(line)
@@ -326,10 +326,9 @@ class _Reader:
             self._entry(life, name, args)
             return
         if name == "sendto":
-            fd, _ = _fd(args[0])
-            data = _string(args[1])
-            sent = _ACK.match(data or b"")
-            if sent and (path := _fd(args[0])[1] or "").startswith("socket:"):
+            _, peer = _fd(args[0])
+            sent = _ACK.match(_string(args[1]) or b"")
+            if sent and (peer or "").startswith("socket:"):
                 self.ops.append(Op("ack", life, offset=int(sent[1])))
             return
         fd, path = _fd(args[0]) if name != "mmap" else _fd(args[4])
@@ -381,6 +380,9 @@ class _Reader:
             self.ops.append(Op("unlink", life, names[0], self.names.pop(names[0])))
         elif names[1] is not None:
             self.names[names[1]] = self.names.pop(names[0])
+            for opened in self.files.values():  # its descriptors now show the new name
+                if opened[1] == names[0]:
+                    opened[1] = names[1]
             self.ops.append(Op("rename", life, names[0], self.names[names[1]], target=names[1]))
 
 
