@@ -50,7 +50,7 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
                 model.expect(got, predicted, f"line {index} {line.frame!r} through {via}")
                 assert not con.in_transaction
                 assert impl.state(con) == expected.state(), f"after line {index} {line.frame!r}"
-        assert store.read(path) == expected.snapshot()
+        store.expect(path, expected.snapshot(), f"the store another writer made, after {len(lines)} lines through {via}")
         with store.opened(impl, path) as con:  # and once more: reopening keeps it too
             assert impl.state(con) == expected.state()
 
@@ -71,7 +71,8 @@ def test_a_store_left_by_a_writer_killed_mid_commit_is_recovered_whole(impl, for
         note(f"the killed writer left {stores.killed_mid_commit(path, rows)} (bytes per file)")
         with store.opened(impl, path) as con:
             assert impl.state(con) == before[0], "the uncommitted transaction of the killed writer shows"
-            assert store.read(path) == before, "the store is not what it was before the killed writer began"
+            store.expect(path, before, "open_store on a store whose writer was killed mid-commit "
+                                       "(the store as it was before that writer began)")
             seq = foreign.last + 1
             assert impl.apply_event(con, seq, 5) is True
             assert impl.apply_event(con, seq, 5) is False

@@ -54,6 +54,32 @@ class Snapshot(typing.NamedTuple):
         return self.state[1]
 
 
+def text(snapshot):
+    """A store in plain words: ``last=3, total=12, ledger {0: 5, 1: 7, 2: -3, 3: 3}`` (a long ledger cut short)."""
+    (last, total), ledger = snapshot
+    rows = [f"{seq}: {delta}" for seq, delta in ledger.items()]
+    count = len(rows)
+    if count > 8:
+        rows = rows[:4] + ["..."] + rows[-3:]
+    rows = ", ".join(rows)
+    items = range(count)
+    return f"last={last}, total={total}, ledger {{{rows}}}" + (f" ({len(items)} rows)" if len(items) > 8 else "")
+
+
+def expect(path, expected, what):
+    """Read the store at ``path`` and fail with a plain ``model.Mismatch`` unless it is ``expected``.
+
+    ``expected``: ``((last, total), ledger)``, as ``model.Store.snapshot()`` gives it.
+    """
+    from resume.testing import model
+
+    found = read(path)
+    if found != expected:
+        model.differs(what, text(expected), text(found) if found.state is not None
+                      else f"no single checkpoint row (id 1); ledger {dict(found.ledger)}")
+    return found
+
+
 def _uri(path, mode):
     """An SQLite URI for ``path`` that opens an existing file only (``mode`` 'ro' or 'rw')."""
     # as_uri() percent-encodes the path, so a '?' or '#' in it cannot end the file name.

@@ -165,7 +165,7 @@ _RULES = [
     (7, r"host_and_port", "D16"),
     (7, r"", "S7.close-db"),
     (None, r"socket", "S6.reclaim"),
-    (None, r"file descriptor|store\.db", "S7.close-db"),
+    (None, r"file descriptor", "S7.close-db"),
     (None, r"ledger|total|consistent|exactly once|in_transaction", "S3.one-transaction"),
     (None, r"RESUME", "S7.resume"),
     (None, r"ACK", "S6.ack-after-commit"),
@@ -284,7 +284,7 @@ def expected_and_got(entry, impl=None):
     if not colon:
         call, rest = "", message
     found = (re.match(r"(?P<got>.+?),? expected (?P<expected>.+)$", rest, re.DOTALL)
-             or re.match(r"(?P<got>.+?),? not (?P<expected>.+)$", rest, re.DOTALL))
+             or re.match(r"(?P<got>.+?), not (?P<expected>.+)$", rest, re.DOTALL))
     if found:
         return call, found["expected"], found["got"]
     return call, "what the SPEC.md sentence above says", rest
