@@ -261,10 +261,10 @@ def _parser():
                       help="keep the store file afterwards (its path is printed)")
 
     checking = command("check", "run the verification suite against FILE, step by step",
-                       "Run the verification suite against your implementation, step by step. "
-                       "Each passing\nstep is one line; a failing step says which sentence of "
-                       "SPEC.md it breaks,\nwhat the test did, what was expected and what your "
-                       "file did, and the line\nthat runs it again. Several files are checked "
+                       "Run the verification suite against your implementation, step by step.\n"
+                       "Each passing step is one line; a failing step says which sentence of\n"
+                       "SPEC.md it breaks, what the test did, what was expected and what your\n"
+                       "file did, and the line that runs it again. Several files are checked\n"
                        "one after the other.")
     checking.add_argument("path", metavar="FILE", nargs="+",
                           help="your implementation file (a client.py); several may be given")
