@@ -21,7 +21,7 @@ import os
 import sys
 import traceback
 
-from resume.testing import crash
+from resume.testing import crash, model
 from resume.testing.store import temp_store_path
 
 LOG = [(0, 5), (1, 7), (2, -3)]
@@ -103,5 +103,12 @@ def test_ending_the_process_before_any_sql_statement_leaves_the_store_consistent
                 problems = crash.consistency(path, dict(LOG), acks)
                 if crash.read_store(path)[0] != LOG[-1][0]:
                     problems.append(f"the store does not reach {LOG[-1][0]}")
-        assert not problems, f"{where} (of {total_statements}), ACKs {acks}: " + "; ".join(problems)
+        if problems:
+            model.differs(
+                "consume_line(con, line) for each of " + ", ".join(l.decode().strip() for l in LINES)
+                + f" in a process that {where} (of {total_statements} statements), with "
+                + (", ".join(f"ACK {seq}" for seq in acks) or "no ACK") + " sent; then the store",
+                "all or nothing of each event: total = SUM(ledger), the ledger exactly seqs 0..last, "
+                "every ACKed event in it", "; ".join(problems))
     print(f"\nSQL statements: explored {total_statements} of {total_statements}")
+
