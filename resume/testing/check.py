@@ -24,6 +24,7 @@ import pathlib
 import random
 import re
 import sys
+import threading
 
 from resume.testing import loader, runner, verdict
 
@@ -161,12 +162,23 @@ def _name(call):
     return call[len("state."):].split("(", 1)[0]
 
 
+# ast.parse in two threads at once fails now and then under CPython 3.11.7
+# ("SystemError: AST constructor recursion depth mismatch"); check() runs in
+# threads in the tests of its report, so the parse is serialised.
+_PARSE = threading.Lock()
+
+
 def invariant_names(root=ROOT):
     """The names of the suite's ``@invariant()`` methods, read from stateful/'s source.
 
     Hypothesis prints an invariant check as ``state.name()`` after every step,
     so these lines are left out of a state machine's step count.
     """
+    with _PARSE:
+        return _invariant_names(root)
+
+
+def _invariant_names(root):
     names = set()
     for path in sorted((root / "stateful").glob("*.py")):
         try:
