@@ -281,7 +281,7 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
         finally:
             con.close()
 
-    model.expect(seen["outcome"], predicted.after_closing(close_error), "consume_session")
+    model.expect(seen["outcome"], predicted.after_closing(close_error), scenario.exchange()[0].split(" on a new")[0])
     if stored != store_after.snapshot():
         model.differs("the store after the session (read from another connection)",
                       f"last={store_after.last}, ledger={store_after.ledger}: exactly what was committed",

@@ -258,14 +258,18 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
     def check_return(self, result, error, expect):
         """The receiver ended as ``expect`` says: an error of those classes, or (None) the store's state."""
         allowed = expect if isinstance(expect, tuple) else (expect,)
+        wanted = " or ".join("returns" if e is None else f"raises {e.__name__}" for e in allowed)
         if error is None:
-            assert None in allowed, f"the receiver returned {result}, expected {names(expect)}"
-            assert result == (self.model.last, self.model.total), (
-                f"run_client returned {result}, the store should be {(self.model.last, self.model.total)}")
+            if None not in allowed:
+                model.differs("run_client in the last session", wanted, f"returns {result}")
+            if result != (self.model.last, self.model.total):
+                model.differs("run_client in the last session", f"returns {(self.model.last, self.model.total)}",
+                              f"returns {result}")
             return
         ok = tuple(e for e in allowed if e is not None)
         if not (ok and isinstance(error, ok)):
-            raise AssertionError(f"the receiver raised {error!r}, expected {names(expect)}") from error
+            raise model.Mismatch("run_client in the last session", wanted,
+                                 f"raises {type(error).__name__}: {error}") from error
 
     @staticmethod
     def check_acks(session, acked):
@@ -311,10 +315,10 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
     def check_answer(via, seq, result, new):
         """True for a new event and False for a duplicate from apply_event; the ACK from consume_line."""
         what = f"{via} of {'the next event' if new else 'a duplicate'}"
-        if via == "apply_event":
-            assert result is new, f"{what} returned {result!r}"
-        else:
-            assert result == b"ACK %d\n" % seq, f"{what} returned {result!r}"
+        if via == "apply_event" and result is not new:
+            model.differs(what, f"returns {new!r}", f"returns {result!r}")
+        if via != "apply_event" and result != b"ACK %d\n" % seq:
+            model.differs(what, f"returns {model.ack(seq)!r}", f"returns {result!r}")
 
     def direct(self, call, expect=None):
         """Call the implementation directly; return (result, error) with ``expect`` checked."""
@@ -323,8 +327,10 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         except BaseException as error:
             if expect is not None and isinstance(error, expect):
                 return None, error
-            raise AssertionError(f"unexpected {error!r}, expected {names(expect)}") from error
-        assert expect is None, f"returned {result!r}, expected it to raise {names(expect)}"
+            wanted = "no error" if expect is None else f"raises {names(expect)}"
+            raise model.Mismatch("the step's call", wanted, f"raises {type(error).__name__}: {error}") from error
+        if expect is not None:
+            model.differs("the step's call", f"raises {names(expect)}", f"returns {result!r}")
         return result, None
 
     # -------------------------------------------------------------- rules
