@@ -162,7 +162,9 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
             assert elapsed < timeout + SLACK, f"{elapsed:.2f} s: the RESUME drain is bounded by the timeout"
         else:
             assert kind == CANCELLED, f"{kind} {value!r}"
-        assert closed, "the socket was not closed after the RESUME drain failed"
+        if not closed:
+            model.differs(f"run_client(host, port, path, timeout) whose RESUME drain {fault}",
+                          "the socket closed before the error propagates", "the socket was left open")
         assert ended, "the publisher never saw the connection end"
         assert store.read(path) == ((-1, 0), {})
 
@@ -280,7 +282,9 @@ async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket
         where = f"cancelled after {iterations} turns ({kind}, ACKs {acks}, ledger {ledger})"
         # A cancellation that arrived before the end must propagate, even one that
         # lands as a wait completes (asyncio.wait_for on 3.11 drops it: gh-86296).
-        assert kind == CANCELLED, f"{where}: the cancellation did not propagate"
+        if kind != CANCELLED:
+            model.differs(f"run_client(host, port, path, timeout), its task {where}",
+                          "the cancellation propagates (CancelledError)", f"it {kind}")
         assert ended, f"{where}: the publisher never saw the connection end"
         assert ledger == dict(LOG[: len(ledger)]) and last == len(ledger) - 1, where
         assert total == sum(delta for _, delta in LOG[: len(ledger)]), where

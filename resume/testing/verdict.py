@@ -85,6 +85,7 @@ QUOTES = {
                   "`wait_closed()` bounded by `timeout`.",
     "S6.abort": "If that closing wait raises TimeoutError or ConnectionError, call "
                 "`writer.transport.abort()`, and never hide the original error.",
+    "S7.propagate": "Errors and cancellation propagate.",
     "S6.db-open": "Do not close the DB connection.",
     "S6.fallback": "With an invalid timeout, the closing wait uses 1 second.",
     "D8.duplicates": "`before_ack` is called before every ACK the session writes, a duplicate's included",
@@ -146,6 +147,8 @@ _RULES = [
     (5, r"fault=\S.*then another connection", "S3.rollback"),  # the fault failed, the store moved
     (5, r"another connection|visible", "S5.visible"),
     (5, r"", "S5.ack"),
+    (6, r"cancellation propagates", "S6.propagate"),
+    (7, r"cancellation propagates", "S7.propagate"),
     (6, r"invalid_timeout|one_step_outside|either_end|timeout_ends", "D10"),
     (6, r"expected: raises ValueError", "S6.timeout-valid"),
     (6, r"drain", "S6.ack-after-commit"),
@@ -158,6 +161,7 @@ _RULES = [
     (6, r"", "S6.ack-after-commit"),
     (7, r"invalid_timeout", "S7.validate-first"),
     (7, r"opened_before", "S7.order"),
+    (7, r"socket was left open|store connection open", "S7.close-db"),
     (7, r"RESUME|resume_line", "S7.resume"),
     (7, r"before_ack", "S7.resume"),
     (7, r"killed|twice", "S7.no-double-apply"),
