@@ -14,7 +14,7 @@ Sections (``--only`` takes a comma-separated list of these names):
   stateful`` in the suite's own order (cheapest first, conftest.py), random
   seeds, a fresh example database, two runs at a time (``quality.meta``);
   the median and the 90th percentile. ``--first-failure`` runs this alone.
-* ``yield``      - what each test is worth: the whole suite, NOT stopping at
+* ``yield``      - what each test is worth: the lab's suite, NOT stopping at
   the first failure, against every known bug (the meta-test's seed, no
   shrinking: ``yield_plugin.py``) and against the reference (each test's
   seconds under ``dev``): per test function, its seconds, how many known
@@ -193,7 +193,7 @@ def yield_section(only_bugs=None):
           f"{meta.jobs()} at a time...", file=sys.stderr, flush=True)
 
     def whole(impl):
-        args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider",
+        args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider", *meta.LAB,
                 "-p", "jobs.yield_plugin", f"--hypothesis-seed={meta.SEED}", *SUITE]
         return runner.run(args, root=PROJECT_ROOT, profile="dev", timeout=SUITE_TIMEOUT)
 
@@ -220,6 +220,10 @@ def yield_section(only_bugs=None):
         only = sorted(bug_id for bug_id in catches.get(test, ()) if caught_by[bug_id] == {test})
         rows.append((test, f"{seconds.get(test, 0.0):.2f}", str(len(catches.get(test, ()))), ", ".join(only) or "-"))
     missed = sorted(bug.id for bug in selected if bug.id not in caught_by)
+    # The raw catches, so that other questions can be asked of them without a rerun.
+    (PROJECT_ROOT / "docs" / "yield-results.json").write_text(json.dumps(
+        {"seconds": seconds, "caught_by": {bug_id: sorted(tests) for bug_id, tests in sorted(caught_by.items())}},
+        indent=1) + "\n")
     return rows, missed
 
 
@@ -462,10 +466,10 @@ def report(figures, only):
     if "yield" in figures:
         rows, missed = figures["yield"]
         out += ["", "## What each test is worth: its seconds and the known bugs it catches (dev)", "",
-                "The whole suite, not stopping at the first failure, against each known bug (`--hypothesis-seed=0`,",
+                "The lab's suite (`-m \"not power_loss\"`), not stopping at the first failure, against each known bug (`--hypothesis-seed=0`,",
                 "the meta-test's; no shrinking) and against the reference, whose run gives each test's seconds.",
                 "Per test function (its parameters together): the known bugs it catches, and those that no other",
-                "test catches: what would be lost without it.", "",
+                "test catches: what would be lost without it. The raw catches: `docs/yield-results.json`.", "",
                 table(["test", "s (reference, dev)", "bugs caught", "caught by this test alone"], rows), "",
                 f"Known bugs no test caught in this run: {', '.join(missed) or 'none'}."]
     if "catch" in figures:
