@@ -51,6 +51,7 @@ CLIENT_TIMEOUT = 3.0  # every wait of the receiver
 # end the session first, so the failure shows as missing ACKs, not a hang.
 PUBLISHER_TIMEOUT = 1.0
 SESSION_LIMIT = 15.0  # a guard around a whole session; reaching it is a failure
+CLOSED_WITHIN = 0.5  # the publisher (same event loop) sees the end of a connection whose run_client has ended
 
 # Receiver processes cost 0.1-1 s each (Python's start-up, on a loaded
 # machine), other rules a few ms. So a run kills at most this many receiver
@@ -206,14 +207,29 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
                 await self.until_held(index, client)
                 client.cancel()
             async with asyncio.timeout(SESSION_LIMIT):
-                return index, await client, None
+                ended = index, await client, None
         except (Exception, asyncio.CancelledError) as error:
             if not client.done():
                 client.cancel()
-            return index, None, error
-        finally:
-            async with asyncio.timeout(SESSION_LIMIT):
+                await asyncio.wait([client], timeout=CLOSED_WITHIN)
+            ended = index, None, error
+        await self.the_connection_ends_with_the_client()
+        return ended
+
+    async def the_connection_ends_with_the_client(self):
+        """Steps 6 and 7 (decisions 11, 12): when run_client has ended, however, its connection has too.
+
+        The publisher sees the end at once; a session it still serves
+        CLOSED_WITHIN seconds later has a socket the receiver left open (and
+        a wait of a whole SESSION_LIMIT here would make every shrinking step
+        of such a bug cost that much).
+        """
+        try:
+            async with asyncio.timeout(CLOSED_WITHIN):
                 await self.publisher.idle()
+        except TimeoutError:
+            model.differs("the connection, once run_client has ended", "closed: the publisher sees its end",
+                          f"still open {CLOSED_WITHIN:g} s later (the socket was never closed)")
 
     async def until_held(self, index, client):
         """Wait until session ``index`` has sent everything and holds the line (or the client ended)."""
