@@ -61,8 +61,10 @@ def test_the_environment_is_scrubbed_the_same_way_for_everyone(monkeypatch, tmp_
     monkeypatch.setenv("HYPOTHESIS_DATABASE_READONLY", "1")
     monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", "/somewhere/shared")
     monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-n 2")  # the parent run's (CI's), never the child's
     env = runner.environment(storage=tmp_path)
     assert "HYPOTHESIS_DATABASE" not in env and "HYPOTHESIS_DATABASE_READONLY" not in env
+    assert "PYTEST_ADDOPTS" not in env
     assert env["HYPOTHESIS_STORAGE_DIRECTORY"] == str(tmp_path)
     assert env["PYTHONPATH"].split(":") == [str(runner.ROOT), "/elsewhere"]
     kept = runner.environment(keep_database=True, storage=runner.KEEP, profile="ci")

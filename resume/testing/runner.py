@@ -74,6 +74,10 @@ def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, e
     """The child's environment (see the module's docstring); ``storage`` a folder or KEEP."""
     env = dict(os.environ)  # RESUME_IMPL stays: callers that name a file pass --impl, which wins
     env.pop(RESULTS_VAR, None)
+    # The child's options are the caller's arguments alone: a PYTEST_ADDOPTS of
+    # the parent run (CI's "-n 2") would make the child spread itself over
+    # workers, where -x and the results file mean something else.
+    env.pop("PYTEST_ADDOPTS", None)
     if not keep_database:
         env.pop("HYPOTHESIS_DATABASE", None)
         env.pop("HYPOTHESIS_DATABASE_READONLY", None)
