@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, model
+from resume.testing import domains, model, store
 from resume.testing import strategies as sts
-from resume.testing.store import opened, prefill, read, temp_store_path
+from resume.testing.store import opened, prefill, temp_store_path
 
 
 # A line is drawn as an intention and made a frame against the model's
@@ -87,9 +87,5 @@ def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
             if con.in_transaction:
                 model.differs(what, "no transaction left open (con.in_transaction is False)",
                               "con.in_transaction is True")
-            if read(path) != expected.snapshot():
-                (last, total), ledger = read(path)
-                model.differs(f"{what}, then another connection reads the store",
-                              f"last={expected.last}, total={expected.total}, ledger={expected.ledger}",
-                              f"last={last}, total={total}, ledger={ledger}")
+            store.expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
             assert impl.state(con) == expected.state()
