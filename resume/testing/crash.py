@@ -38,7 +38,7 @@ import sqlite3
 import subprocess
 import tempfile
 
-from resume.testing import receiver, store
+from resume.testing import model, receiver, store
 
 KINDS = ("pwrite64", "fdatasync", "sendto", "recvfrom")
 STORE_KINDS = ("pwrite64", "fdatasync")
@@ -224,27 +224,13 @@ def read_store(path):
 
 
 def consistency(path, log, acks=()):
-    """What is wrong with the store at ``path``: ``[]`` if nothing.
+    """What is wrong with the store at ``path`` (``model.inconsistencies``): ``[]`` if nothing.
 
     ``log`` is ``{seq: delta}`` as published (from seq 0), ``acks`` the seq of
-    every ACK the publisher received. The store must be fully old or fully
-    new for every event: ``total == SUM(ledger)``, the ledger holds exactly
-    ``0..last`` with the published deltas (nothing applied twice or torn), and
-    every ACK is for a committed event.
+    every ACK the publisher received.
     """
     try:
         last, total, ledger = read_store(path)
     except sqlite3.DatabaseError as error:
         return [f"the store cannot be read: {type(error).__name__}: {error}"]
-    problems = []
-    if total != sum(ledger.values()):
-        problems.append(f"total {total} != SUM(ledger) {sum(ledger.values())} (ledger {ledger})")
-    if sorted(ledger) != list(range(last + 1)):
-        problems.append(f"the ledger holds seqs {sorted(ledger)}, not exactly 0..{last}")
-    wrong = {seq: delta for seq, delta in ledger.items() if log.get(seq) != delta}
-    if wrong:
-        problems.append(f"ledger rows that were never published so: {wrong}")
-    early = sorted({seq for seq in acks if seq > last})
-    if early:
-        problems.append(f"ACKs {early} received for events not committed (last = {last})")
-    return problems
+    return model.inconsistencies(last, total, ledger, log, acks)

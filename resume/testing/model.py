@@ -374,6 +374,28 @@ def decide(last, ledger, seq, delta):
 _ERROR_OF_DECISION = {"gap": "Gap", "conflict": "Conflict"}
 
 
+def inconsistencies(last, total, ledger, log, acks=()):
+    """What is wrong with a store that a receiver left, wherever it died: ``[]`` if nothing.
+
+    Step 3 and decision 18: every event is fully applied or not at all
+    (``total == SUM(ledger)``, the ledger holds exactly ``0..last``, each row
+    with the delta the publisher sent, ``log`` being ``{seq: delta}``), and
+    every ACK the publisher received (``acks``) is for a committed event.
+    """
+    problems = []
+    if total != sum(ledger.values()):
+        problems.append(f"total {total} != SUM(ledger) {sum(ledger.values())} (ledger {ledger})")
+    if sorted(ledger) != list(range(last + 1)):
+        problems.append(f"the ledger holds seqs {sorted(ledger)}, not exactly 0..{last}")
+    wrong = {seq: delta for seq, delta in ledger.items() if log.get(seq) != delta}
+    if wrong:
+        problems.append(f"ledger rows that were never published so: {wrong}")
+    early = sorted({seq for seq in acks if seq > last})
+    if early:
+        problems.append(f"ACKs {early} received for events not committed (last = {last})")
+    return problems
+
+
 @dataclasses.dataclass
 class Store:
     """What a correct store holds: the cursor, the total and the ledger ``{seq: delta}``.

@@ -480,20 +480,6 @@ def _read(path):
     return (found.state if found.state is not None else model.INITIAL_STATE), found.ledger
 
 
-def _problems(state, ledger, log):
-    """What is inconsistent in a store, by the model: [] if nothing."""
-    last, total = state
-    problems = []
-    if total != sum(ledger.values()):
-        problems.append(f"its total {total} is not the sum of its ledger {sum(ledger.values())}")
-    if sorted(ledger) != list(range(last + 1)):
-        problems.append(f"its ledger holds seqs {sorted(ledger)}, not exactly 0..{last}")
-    wrong = {seq: delta for seq, delta in ledger.items() if log.get(seq) != delta}
-    if wrong:
-        problems.append(f"its ledger holds rows never published so: {wrong}")
-    return problems
-
-
 async def _resume(impl, path, log, acked):
     """A new receiver (``run_client``) against a publisher whose ACK cursor is ``acked``: its Session and outcome."""
     async with Publisher(log, acked=acked) as publisher:
@@ -528,7 +514,7 @@ def _check(impl, path, log, bound):
     except sqlite3.DatabaseError as error:
         return [f"sqlite3 cannot read the store: {type(error).__name__}: {error}"], None
     held = (state, ledger)
-    problems = _problems(state, ledger, log)
+    problems = model.inconsistencies(*state, ledger, log)
     if state[0] < bound:
         problems.append(f"its cursor {state[0]} is below ACK {bound}")
     if problems:

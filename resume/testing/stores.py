@@ -36,7 +36,7 @@ import sys
 
 from hypothesis import strategies as st
 
-from resume.testing import busy, store
+from resume.testing import busy, model, store
 from resume.testing import strategies as sts
 
 CHECKPOINT = "{create} checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"
@@ -79,7 +79,7 @@ def foreign_stores(draw, max_kept=MAX_KEPT, max_last=sts.SEQ_MAX, journal_modes=
     elif n_kept == last + 1:
         total = sum(delta for _, delta in kept)  # nothing trimmed: the ledger's sum
     else:
-        total = draw(st.integers(-1000 * (last + 1), 1000 * (last + 1)))  # what the trimmed rows summed to, and more
+        total = draw(st.integers(model.DELTA_MIN * (last + 1), model.DELTA_MAX * (last + 1)))  # what the trimmed rows summed to
     return Foreign(
         last=last,
         total=total,
