@@ -334,27 +334,23 @@ async def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socke
 
 # ------------------------------------------------- any form of host and port
 
-# Decision 16: host and port go to asyncio.open_connection as given.
-HOSTS = {"IPv4 address": ("127.0.0.1", "127.0.0.1"), "IPv6 address": ("::1", "::1"), "name": ("localhost", "127.0.0.1")}
-# An int subclass is not drawn: handed on as given, it reaches getaddrinfo,
-# which takes only an exact int or a str (a name host fails with OSError).
-PORT_FORMS = {"int": int, "str of digits": str}
+# Decision 16: host and port go to asyncio.open_connection as given (domains.HOST_FORMS, PORT_FORMS).
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("port_form", sorted(PORT_FORMS))
-@pytest.mark.parametrize("host_form", sorted(HOSTS))
+@pytest.mark.parametrize("port_form", sorted(domains.PORT_FORMS))
+@pytest.mark.parametrize("host_form", sorted(domains.HOST_FORMS))
 @given(log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=2))
 @settings(max_examples=3)  # the forms are the point, not the events
 @each_example_clean
 async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_form, log):
-    host, listen = HOSTS[host_form]
+    host, listen = domains.HOST_FORMS[host_form]
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     expected = model.Store()
     predicted = await expected.session(lines, None, TIMEOUT)
     with store.temp_store_path() as path:
         async with peers.Peer(b"".join(lines), host=listen) as peer:
-            port = PORT_FORMS[port_form](peer.port)
+            port = domains.PORT_FORMS[port_form](peer.port)
             got = await model_outcome(impl, impl.run_client(host, port, path, TIMEOUT), TIMEOUT + SLACK)
             await peer.all_ended(PEER_ENDS_WITHIN)
             received = peer.connections[0].received if peer.connections else b""

@@ -770,6 +770,251 @@ def replay(events, last, limit):""")),
          "takes any number with __float__ as a timeout: a Fraction or a Decimal is accepted",
          (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
           r'''    if isinstance(timeout, bool) or not hasattr(timeout, "__float__"):''')),
+
+    # ------------------------------------------------------------ one per class of docs/DOMAINS.md (issue 22)
+    # line
+    _bug("non-ascii-dropped", 1,
+         "drops stray non-ASCII bytes (line noise) instead of refusing the line",
+         (r'''    if not line.isascii():
+        raise ValueError(f"frame is not ASCII: {line!r}")''', r'''    line = bytes(byte for byte in line if byte < 0x80)  # drop line noise''')),
+    _bug("any-whitespace-separator", 1,
+         "takes any run of spaces or tabs between the fields",
+         (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
+          r'''_FRAME = re.compile(rb"EVENT[ \t]+(0|[1-9][0-9]*)[ \t]+(0|-?[1-9][0-9]*)\n")''')),
+    _bug("underscore-accepted", 1,
+         "allows underscores between digits, as Python literals do ('1_000')",
+         (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
+          r'''_FRAME = re.compile(rb"EVENT (0|[1-9](?:_?[0-9])*) (0|-?[1-9](?:_?[0-9])*)\n")''')),
+    _bug("hex-accepted", 1,
+         "reads the seq with int(x, 0), so a 0x-prefixed hex seq passes",
+         (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
+          r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*|0[xX][0-9a-fA-F]+) (0|-?[1-9][0-9]*)\n")'''),
+         (r'''    seq, delta = int(match[1]), int(match[2])''', r'''    seq, delta = int(match[1], 0), int(match[2])''')),
+    _bug("extra-fields-ignored", 1,
+         "takes the first three fields and ignores any after them (room for future fields)",
+         (r'''    match = _FRAME.fullmatch(line)''',
+          r'''    match = _FRAME.fullmatch(b" ".join(line[:-1].split(b" ")[:3]) + b"\n")''')),
+    _bug("long-frame-overflow-error", 1,
+         "refuses a frame over 64 bytes with OverflowError, not ValueError",
+         (r'''        raise ValueError(f"frame is {len(line)} bytes, over the {FRAME_MAX}-byte limit")''',
+          r'''        raise OverflowError(f"frame is {len(line)} bytes, over the {FRAME_MAX}-byte limit")''')),
+    _bug("nul-stripped", 1,
+         "removes NUL bytes (a C publisher's padding) before checking the frame",
+         (r'''    # Check that this is one complete frame before looking inside it.
+''', r'''    line = line.replace(b"\0", b"")  # padding from C publishers
+''')),
+    _bug("str-encoded", 1,
+         "accepts a str and encodes it as ASCII",
+         (r'''    if not isinstance(line, bytes):
+        raise ValueError(f"a frame must be bytes''', r'''    if isinstance(line, str):
+        line = line.encode("ascii")
+    if not isinstance(line, bytes):
+        raise ValueError(f"a frame must be bytes''')),
+    _bug("memoryview-accepted", 1,
+         "accepts a memoryview (a zero-copy read) as well as bytes",
+         (r'''    if not isinstance(line, bytes):
+        raise ValueError(f"a frame must be bytes''', r'''    if isinstance(line, memoryview):
+        line = line.tobytes()
+    if not isinstance(line, bytes):
+        raise ValueError(f"a frame must be bytes''')),
+    _bug("non-bytes-typeerror", 1,
+         "raises TypeError, not ValueError, for a line that is not bytes",
+         (r'''        raise ValueError(f"a frame must be bytes''', r'''        raise TypeError(f"a frame must be bytes''')),
+    _bug("zero-refused", 1,
+         "the no-leading-zero pattern forgets 0 itself: seq 0 and delta 0 are refused",
+         (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
+          r'''_FRAME = re.compile(rb"EVENT ([1-9][0-9]*) (-?[1-9][0-9]*)\n")''')),
+    _bug("seq-max-off-by-one", 1,
+         "parse_line's seq bound is one too high: 2147483648 passes",
+         (r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    return seq, delta''', r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX + 1)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    return seq, delta''')),
+    # seq, delta, last, limit (one check shared by steps 3 and 4)
+    _bug("integral-float-accepted", 3,
+         "accepts a float with an integral value (3.0) where an int is asked for",
+         (r'''    if not _is_int(value):
+        raise ValueError(f"{name} must be an int''', r'''    if not (_is_int(value) or isinstance(value, float) and value.is_integer()):
+        raise ValueError(f"{name} must be an int''')),
+    _bug("decimal-accepted", 3,
+         "accepts a Decimal with no fractional part (as a database driver returns numbers) where an int is asked for",
+         (r'''    if not _is_int(value):
+        raise ValueError(f"{name} must be an int''', r'''    import decimal
+    if not (_is_int(value) or isinstance(value, decimal.Decimal) and value.is_finite()
+            and value == value.to_integral_value()):
+        raise ValueError(f"{name} must be an int''')),
+    _bug("rational-accepted", 3,
+         "accepts any rational number whose denominator is 1 (Fraction(3)) where an int is asked for",
+         (r'''    if not _is_int(value):
+        raise ValueError(f"{name} must be an int''', r'''    import numbers
+    if isinstance(value, bool) or not isinstance(value, numbers.Rational) or value.denominator != 1:
+        raise ValueError(f"{name} must be an int''')),
+    _bug("non-int-typeerror", 3,
+         "raises TypeError, not ValueError, for an argument that is not an int",
+         (r'''        raise ValueError(f"{name} must be an int''', r'''        raise TypeError(f"{name} must be an int''')),
+    _bug("apply-delta-unchecked", 3,
+         "apply_event never checks the delta's range (parse_line did, for frames)",
+         (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try''', r'''    _check_int("delta", delta, -(2**63), 2**63 - 1)
+    # Outside the try''')),
+    _bug("apply-delta-exclusive", 3,
+         "apply_event's delta bounds are exclusive: -1000 and 1000 are refused",
+         (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try''', r'''    _check_int("delta", delta, DELTA_MIN + 1, DELTA_MAX - 1)
+    # Outside the try''')),
+    # events, last, limit
+    _bug("tuple-log-accepted", 4,
+         "accepts a tuple of events as well as a list",
+         (r'''    if not isinstance(events, list):''', r'''    if not isinstance(events, (list, tuple)):''')),
+    _bug("empty-log-returns-empty", 4,
+         "returns [] for an empty log instead of refusing it",
+         (r'''    if not LOG_MAX >= len(events) >= 1:''', r'''    if not events:
+        return []
+    if not LOG_MAX >= len(events) >= 1:''')),
+    _bug("extra-item-fields-ignored", 4,
+         "takes the first two fields of a longer tuple item and ignores the rest",
+         (r'''        if not isinstance(item, tuple) or len(item) != 2:
+            raise ValueError(f"events[{index}] must be a (seq, delta) tuple, got {item!r}")
+        seq, delta = item''', r'''        if not isinstance(item, tuple) or len(item) < 2:
+            raise ValueError(f"events[{index}] must be a (seq, delta) tuple, got {item!r}")
+        seq, delta = item[:2]''')),
+    _bug("descending-accepted", 4,
+         "checks that seqs are consecutive in either direction: a descending log passes",
+         (r'''        if previous is not None and seq != previous + 1:''',
+          r'''        if previous is not None and abs(seq - previous) != 1:''')),
+    _bug("repeats-accepted", 4,
+         "tolerates an item repeated (a publisher's retry) in the log",
+         (r'''        if previous is not None and seq != previous + 1:''',
+          r'''        if previous is not None and seq not in (previous, previous + 1):''')),
+    _bug("log-seq-unbounded", 4,
+         "checks the log's seqs against SQLite's INTEGER range, not the contract's",
+         (r'''        _check_int(f"events[{index}] seq", seq, SEQ_MIN, SEQ_MAX)''',
+          r'''        _check_int(f"events[{index}] seq", seq, SEQ_MIN, 2**63 - 1)''')),
+    _bug("frame-items-parsed", 4,
+         "accepts raw frames (bytes) as items of the log and parses them first",
+         (r'''    if not LOG_MAX >= len(events) >= 1:''',
+          r'''    # A log may hold the frames as they were received.
+    events = [parse_line(item) if isinstance(item, bytes) else item for item in events]
+    if not LOG_MAX >= len(events) >= 1:''')),
+    _bug("log-top-seq-refused", 4,
+         "replay's seq bound is exclusive: a log reaching seq 2147483647 is refused",
+         (r'''        _check_int(f"events[{index}] seq", seq, SEQ_MIN, SEQ_MAX)''',
+          r'''        _check_int(f"events[{index}] seq", seq, SEQ_MIN, SEQ_MAX - 1)''')),
+    _bug("limit-zero-accepted", 4,
+         "accepts limit 0 (a probe that returns nothing)",
+         (r'''    _check_int("limit", limit, LIMIT_MIN, LIMIT_MAX)''', r'''    _check_int("limit", limit, 0, LIMIT_MAX)''')),
+    _bug("resync-gap-of-one-tolerated", 4,
+         "off by one in the resync test the other way: a cursor two before the log's start replays from its start",
+         (r'''    if last < first - 1:
+        raise ResyncRequired''', r'''    if last < first - 2:
+        raise ResyncRequired'''),
+         (r'''    start = last - first + 1''', r'''    start = max(0, last - first + 1)''')),
+    # path
+    _bug("path-must-be-str", 2,
+         "refuses a path that is not a str (a pathlib.Path, bytes)",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    if not isinstance(path, str):
+        raise ValueError(f"path must be a str, not {type(path).__name__}")
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
+    _bug("path-str-converted", 2,
+         "passes str(path) to sqlite3.connect: a bytes path names another file (b'...')",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    con = sqlite3.connect(str(path), timeout=1.0, isolation_level=None)''')),
+    _bug("path-made-absolute", 2,
+         "resolves the path to an absolute one first: ':memory:' and '' become files in the working folder",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    import os
+    path = os.path.abspath(path)
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
+    _bug("parent-folders-created", 2,
+         "creates the store's missing parent folders",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    import os
+    if os.fsdecode(path) not in ("", ":memory:"):
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
+    _bug("folder-gets-default-name", 2,
+         "given a folder, opens store.db inside it",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    import os
+    if os.path.isdir(path):
+        path = os.path.join(path, "store.db")
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''')),
+    # timeout
+    _bug("timeout-int-refused", 6,
+         "takes only a float timeout: an int is refused",
+         (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
+          r'''    if not isinstance(timeout, float):''')),
+    _bug("timeout-truncated-to-int", 6,
+         "bounds each read by int(timeout) whole seconds: a timeout under 1 s times out at once",
+         (r'''            async with asyncio.timeout(timeout):
+                line = await reader.readline()''', r'''            async with asyncio.timeout(int(timeout)):
+                line = await reader.readline()''')),
+    _bug("timeout-zero-accepted", 6,
+         "the timeout's lower bound is inclusive: 0 is accepted",
+         (r'''    return 0 < seconds < math.inf  # False for NaN too''',
+          r'''    return 0 <= seconds < math.inf  # False for NaN too''')),
+    _bug("timeout-magnitude", 6,
+         "takes a negative timeout for its magnitude (a sign slip)",
+         (r'''    return 0 < seconds < math.inf  # False for NaN too''',
+          r'''    return 0 < abs(seconds) < math.inf  # False for NaN too''')),
+    _bug("timeout-bool-accepted", 6,
+         "checks isinstance(timeout, (int, float)) and forgets that True is an int",
+         (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
+          r'''    if not isinstance(timeout, (int, float)):''')),
+    _bug("timeout-str-parsed", 6,
+         "takes a timeout given as a string of a number (from a config file) for valid",
+         (r'''    if not _is_int(timeout) and not isinstance(timeout, float):''',
+          r'''    if isinstance(timeout, str):
+        try:
+            timeout = float(timeout)
+        except ValueError:
+            return False
+    if not _is_int(timeout) and not isinstance(timeout, float):''')),
+    _bug("nan-timeout-accepted", 6,
+         "refuses a timeout with `timeout <= 0 or timeout == math.inf`: NaN passes",
+         (r'''    return 0 < seconds < math.inf  # False for NaN too''',
+          r'''    return not (seconds <= 0 or seconds == math.inf)''')),
+    # reader and writer
+    _bug("reset-is-eof", 6,
+         "takes a connection reset while reading for the end of the session and returns the state",
+         (r'''            async with asyncio.timeout(timeout):
+                line = await reader.readline()''', r'''            try:
+                async with asyncio.timeout(timeout):
+                    line = await reader.readline()
+            except ConnectionResetError:
+                line = b""''')),
+    _bug("closing-reset-raised", 6,
+         "absorbs only a TimeoutError of the closing wait: a ConnectionError there replaces the returned state",
+         (r'''    except (TimeoutError, ConnectionError):
+        writer.transport.abort()''', r'''    except TimeoutError:
+        writer.transport.abort()''')),
+    # before_ack
+    _bug("hook-result-awaited", 6,
+         "awaits whatever before_ack returns unless it is None",
+         (r'''                if inspect.isawaitable(result):''', r'''                if result is not None:''')),
+    _bug("uncallable-hook-ignored", 6,
+         "skips a before_ack that cannot be called instead of failing with the TypeError of calling it",
+         (r'''            if before_ack is not None:
+                seq, _ = parse_line(line)''', r'''            if callable(before_ack):
+                seq, _ = parse_line(line)''')),
+    _bug("awaitable-error-swallowed", 6,
+         "swallows an Exception from before_ack's awaitable (a failed notification must not stop the stream)",
+         (r'''                if inspect.isawaitable(result):
+                    await result''', r'''                if inspect.isawaitable(result):
+                    try:
+                        await result
+                    except Exception:
+                        pass''')),
+    # host
+    _bug("host-must-be-ip", 7,
+         "refuses a host that is not an IP address (a name such as localhost)",
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)''', r'''    _check_timeout(timeout)
+    import ipaddress
+    ipaddress.ip_address(host)  # ValueError for a name
+    con = open_store(path)''')),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the

@@ -60,25 +60,34 @@ class UserFloat(float):
         return f"UserFloat({float(self)})"
 
 
-def ints(low, high):
-    """Any value a caller may pass where the contract asks for an int in ``low..high``."""
+INT_CLASSES = ["an end", "inside", "one past an end", "far outside", "int subclass", "IntEnum", "bool",
+               "float", "Decimal", "Fraction", "numeric str", "None"]
+"""The classes of an int parameter in ``low..high`` (seq, delta, last, limit), as ``int_classes`` draws them."""
+
+
+def int_classes(low, high):
+    """``{class: strategy}``: one strategy per class of INT_CLASSES, for an int in ``low..high``."""
     inside = st.integers(low, high)
     ends = st.sampled_from([low, high])
-    just_outside = st.sampled_from([low - 1, high + 1])
-    return st.one_of(
-        ends,
-        inside,
-        just_outside,
-        st.integers(max_value=low - 1) | st.integers(min_value=high + 1),
-        (ends | inside).map(UserInt),
-        st.sampled_from([m for m in Number if low <= m <= high] or [Number.ZERO]),
-        st.booleans(),
-        (ends | inside).map(float) | st.floats(),
-        (ends | inside).map(decimal.Decimal),
-        (ends | inside).map(fractions.Fraction),
-        (ends | inside).map(str),
-        st.none(),
-    )
+    return {
+        "an end": ends,
+        "inside": inside,
+        "one past an end": st.sampled_from([low - 1, high + 1]),
+        "far outside": st.integers(max_value=low - 1) | st.integers(min_value=high + 1),
+        "int subclass": (ends | inside).map(UserInt),
+        "IntEnum": st.sampled_from([m for m in Number if low <= m <= high] or [Number.ZERO]),
+        "bool": st.booleans(),
+        "float": (ends | inside).map(float) | st.floats(),
+        "Decimal": (ends | inside).map(decimal.Decimal),
+        "Fraction": (ends | inside).map(fractions.Fraction),
+        "numeric str": (ends | inside).map(str),
+        "None": st.none(),
+    }
+
+
+def ints(low, high):
+    """Any value a caller may pass where the contract asks for an int in ``low..high``."""
+    return st.one_of(*int_classes(low, high).values())
 
 
 def seqs():
@@ -147,6 +156,17 @@ def timeout_ends(valid=True):
 def timeouts(kind=None):
     """Any value a caller may pass as ``timeout``: of class ``kind`` (a key of TIMEOUT_CLASSES), or any."""
     return TIMEOUT_CLASSES[kind] if kind else st.one_of(*TIMEOUT_CLASSES.values())
+
+
+# ---------------------------------------------------------------- host and port
+
+# Decision 16: host and port go to asyncio.open_connection as given.
+# ``{form: (host, the address the test's peer listens on)}``.
+HOST_FORMS = {"IPv4 address": ("127.0.0.1", "127.0.0.1"), "IPv6 address": ("::1", "::1"),
+              "name": ("localhost", "127.0.0.1")}
+# An int subclass is not drawn: handed on as given, it reaches getaddrinfo,
+# which takes only an exact int or a str (a name host fails with OSError).
+PORT_FORMS = {"int": int, "str of digits": str}
 
 
 # ---------------------------------------------------------------- hooks
@@ -261,11 +281,12 @@ def stores(draw):
 
 # ---------------------------------------------------------------- paths
 
-# Characters that mean something to a URI, a shell or SQL, and non-ASCII ones:
+# Characters that mean something to a URI (first: Hypothesis draws the first
+# ones most), a shell or SQL, and non-ASCII ones:
 # sqlite3.connect takes the name as it is (a name starting with "file:" is
 # the one exception, a URI wherever SQLite was built to read them, so none
 # is drawn).
-_PATH_CHARACTERS = " ?#%&;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
+_PATH_CHARACTERS = "?#% &;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
 
 PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
               ":memory:", "empty", "a folder", "missing parent"]
