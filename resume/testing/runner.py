@@ -9,8 +9,11 @@ the shared example database. What every caller gets alike:
   ``keep_database=True``, a FRESH empty ``HYPOTHESIS_STORAGE_DIRECTORY`` (a
   temporary folder, removed afterwards) unless the caller keeps the usual one
   (``storage="keep"``) or names one, ``PYTHONPATH`` starting with the project
-  root, ``PYTHONDONTWRITEBYTECODE`` set (no ``__pycache__`` beside a
-  learner's file), and ``HYPOTHESIS_PROFILE`` when ``profile`` is given;
+  root, ``PYTHONDONTWRITEBYTECODE`` removed (the suite's own modules and
+  pytest's rewritten tests are compiled once, not in every child: 0.6-0.8 s
+  a run; the loader never writes bytecode for the file under test, so its
+  folder still gets no ``__pycache__``), and ``HYPOTHESIS_PROFILE`` when
+  ``profile`` is given;
 * the child in a session (process group) of its own, so that a timeout, an
   exception or Ctrl-C in the caller ends pytest AND every process it started
   (receivers, xdist workers), and nothing is left running;
@@ -88,7 +91,8 @@ def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, e
     if profile:
         env["HYPOTHESIS_PROFILE"] = profile
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH")) if p)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in the folder of a file under test
+    # Bytecode for the suite's own modules (the file under test never gets any: loader.load).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra or {})
     return env
 
