@@ -26,6 +26,7 @@ import pathlib
 import sys
 
 HEADING = "## Each class and its bug"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Where a test runs one class at a time: the parameter's node id for a class.
 NODES = {
@@ -270,7 +271,7 @@ def check_claims(seeds, only=None):
             args = [f"--impl={files[bug]}", "-q", "-p", "no:cacheprovider", NODES[parameter].format(kind)]
             if seed != "random":
                 args.append(f"--hypothesis-seed={seed}")
-            done = runner.run(args, root=meta.REFERENCE.parent.parent, profile="dev", timeout=meta.TIMEOUT)
+            done = runner.run(args, root=ROOT, profile="dev", timeout=meta.TIMEOUT)
             return bool(done.failures)
 
         with concurrent.futures.ThreadPoolExecutor(meta.jobs()) as pool:

@@ -25,3 +25,16 @@ def test_every_bug_named_is_a_known_bug():
     ids = {bug.id for bug in known.BUGS}
     named = {bug for bugs in classes.EXPOSES.values() for bug in bugs.values()}
     assert not named - ids, f"not in quality/bugs.py: {named - ids}"
+
+
+def test_every_class_run_alone_names_a_test_that_exists():
+    """``python -m quality.classes`` runs each class by its node id: each must still be collected."""
+    import subprocess
+    import sys
+
+    nodes = {classes.NODES[parameter].format(kind) for parameter, kind, _ in classes.claims()}
+    files = sorted({node.split("::")[0] for node in nodes})
+    done = subprocess.run([sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", *files],
+                          cwd=classes.ROOT, capture_output=True, text=True, timeout=120)
+    collected = set(done.stdout.splitlines())
+    assert not nodes - collected, f"no such test: {sorted(nodes - collected)}"
