@@ -17,6 +17,7 @@ is step N; ``stateful/test_protocol.py`` is the protocol as a whole (steps
 """
 
 import ast
+import concurrent.futures
 import dataclasses
 import json
 import os
@@ -286,7 +287,7 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
     entry of status ``"unusable"``), before any of its steps runs. Each part
     (steps 1-7, the protocol machine, the deeper levels) then runs in its own
     pytest process with ``-x`` and without the power-loss level (``-m "not
-    power_loss"``); the first failure of a part is reported in the learner's
+    power_loss"``), one per core at a time (``jobs()``), reported in order; the first failure of a part is reported in the learner's
     words (``resume.testing.verdict``): the clause of SPEC.md, what the test
     did, expected and got, and the line that runs it again. When
     ``properties/test_power_loss.py`` exists, its level is run after the lab
@@ -343,6 +344,11 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
 JSON_SCHEMA = "resume-check/1"  # docs/CHECK_JSON.md
 
 
+def jobs():
+    """How many parts run at once: one per core, or ``$RESUME_CHECK_JOBS``."""
+    return int(os.environ.get("RESUME_CHECK_JOBS") or os.cpu_count() or 1)
+
+
 def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     """Check one file: ``(its JSON entry, its exit code)``; prints its text report to ``out`` if given."""
     impl = pathlib.Path(impl).expanduser().resolve()
@@ -365,32 +371,45 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
               if steps is None or _key(label) in steps]
     verdicts = []
     seed_args = (f"--hypothesis-seed={seed}",)
-    for label, files in groups:
-        part = _key(label)
-        say(verdict.leader(label), end="")
-        if not files:
-            found = verdict.Verdict(part, label, "no tests")
-        else:
-            result = (run or run_suite)(impl, files, root=root, profile=profile, storage=storage,
-                                        args=("-m", f"not {POWER_MARK}", *seed_args))
-            if result.status == "no tests":  # every test of the part was the power-loss level's
-                found = verdict.Verdict(part, label, "no tests")
-            else:
-                found = verdict.from_outcome(part, label, result, impl, seed, profile, invariants)
-        verdicts.append(found)
-        say(verdict.render(found, label=False))
+    power = root / POWER_FILE
+    with_power = power.is_file() and (steps is None or "power" in steps)
+    # The parts run side by side, one per core (each is a pytest process of
+    # its own), and are reported in order as each one and those before it end.
+    with concurrent.futures.ThreadPoolExecutor(jobs()) as pool:
+        lab = [pool.submit(run or run_suite, impl, files, root=root, profile=profile, storage=storage,
+                           args=("-m", f"not {POWER_MARK}", *seed_args)) if files else None
+               for _, files in groups]
+        beyond = (pool.submit(run or run_suite, impl, [power], root=root, profile=profile, storage=storage,
+                              args=("-m", POWER_MARK, *seed_args)) if with_power else None)
+        try:
+            for (label, files), future in zip(groups, lab):
+                part = _key(label)
+                say(verdict.leader(label), end="")
+                result = future.result() if future else None
+                if result is None or result.status == "no tests":  # no file, or only the power level's tests
+                    found = verdict.Verdict(part, label, "no tests")
+                else:
+                    found = verdict.from_outcome(part, label, result, impl, seed, profile, invariants)
+                verdicts.append(found)
+                say(verdict.render(found, label=False))
+            power_result = beyond.result() if beyond else None
+        except BaseException:  # Ctrl-C: end every part now, and leave nothing running
+            futures = [future for future in [*lab, beyond] if future]
+            for future in futures:
+                future.cancel()
+            while not all(future.done() for future in futures):
+                runner.stop_all()  # again, for a part that started its child meanwhile
+                concurrent.futures.wait(futures, timeout=0.05)
+            raise
     entry["steps"] = [v.as_json() for v in verdicts]
     summary, code = _summary(verdicts)
     entry["summary"] = summary
     entry["status"] = {0: "pass", 1: "fail", 2: "broken"}[code]
     if not verdicts or verdicts[-1].status in ("ok", "no tests"):
         say()  # a failing part's block ends with a blank line already
-    power = root / POWER_FILE
-    if power.is_file() and (steps is None or "power" in steps):
+    if with_power:
         say(verdict.leader(POWER_LABEL), end="")
-        result = (run or run_suite)(impl, [power], root=root, profile=profile, storage=storage,
-                                    args=("-m", POWER_MARK, *seed_args))
-        found = verdict.from_outcome("power", POWER_LABEL, result, impl, seed, profile, invariants)
+        found = verdict.from_outcome("power", POWER_LABEL, power_result, impl, seed, profile, invariants)
         if found.status == "FAIL":
             found.clause, found.where, found.quote = "D18", "decision 18", verdict.QUOTES["D18"]
             if found.expected.startswith(("what the SPEC.md", "no exception")):

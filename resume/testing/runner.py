@@ -126,6 +126,9 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
         reader = threading.Thread(target=_collect, args=(process.stdout, lines, echo), daemon=True)
         reader.start()
         timed_out = False
+        with _LIVE_LOCK:
+            _LIVE.add(process)
+        stack.callback(_forget, process)
         try:
             try:
                 process.wait(timeout=timeout)
@@ -148,6 +151,29 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
         wall = time.monotonic() - started
         return Run(None if timed_out else process.returncode, wall, "".join(lines),
                    read_results(results), timed_out)
+
+
+# The children that run() is waiting for, in every thread: a caller that runs
+# several at once (check's parts) ends them all with stop_all() on Ctrl-C.
+_LIVE = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def _forget(process):
+    with _LIVE_LOCK:
+        _LIVE.discard(process)
+
+
+def stop_all():
+    """SIGKILL the process group of every child that a ``run()`` in any thread is waiting for.
+
+    Each of those ``run()`` calls then returns (its child ended) after
+    waiting for its whole group as usual.
+    """
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for process in live:
+        _signal_group(process, signal.SIGKILL)
 
 
 def _collect(stream, lines, echo):
