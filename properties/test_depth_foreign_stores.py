@@ -26,7 +26,6 @@ def _read_all(path):
     return store.read(path), stores.schema(path)
 
 
-@runs.shrink_fast()
 @given(foreign=stores.foreign_stores(), plan=runs.plans(max_size=4),
        via=st.sampled_from(["apply_event", "consume_line"]))
 def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, foreign, plan, via):
@@ -56,7 +55,7 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
 
 
 # A child process per example (~0.1 s): fewer examples than the profile's.
-@runs.shrink_fast(max_examples=max(4, settings.default.max_examples // 5))
+@settings(max_examples=max(4, settings.default.max_examples // 5))
 @given(foreign=stores.foreign_stores(max_kept=40, max_last=model.SEQ_MAX - 400),
        rows=st.integers(1, 300), by_impl=st.booleans())
 def test_a_store_left_by_a_writer_killed_mid_commit_is_recovered_whole(impl, foreign, rows, by_impl):

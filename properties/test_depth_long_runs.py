@@ -36,7 +36,6 @@ class HookFailure(Exception):
     """Raised by the test's before_ack at one chosen line; must come out as this very object."""
 
 
-@runs.shrink_fast()
 @given(plan=runs.plans(), via=st.sampled_from(["apply_event", "consume_line"]))
 def test_long_runs_on_one_store_follow_the_model(impl, plan, via):
     lines = runs.lines(plan)
@@ -55,7 +54,6 @@ def test_long_runs_on_one_store_follow_the_model(impl, plan, via):
 
 
 @pytest.mark.asyncio
-@runs.shrink_fast()
 @given(plan=runs.plans(),
        entry=st.sampled_from(["consume_session", "run_client"]),
        hook_at=st.none() | st.integers(0, 5) | st.integers(0, 10**4))

@@ -74,7 +74,7 @@ def _remove_store(path):
 
 # Each example lives several lives and starts a process: a third of the profile's examples.
 @pytest.mark.asyncio
-@runs.shrink_fast(max_examples=max(5, settings.default.max_examples // 3))
+@settings(max_examples=max(5, settings.default.max_examples // 3))
 @given(lives=st.lists(_lives, min_size=2, max_size=8))
 @each_example_clean
 async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):

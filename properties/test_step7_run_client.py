@@ -33,7 +33,7 @@ import sqlite3
 import tempfile
 
 import pytest
-from hypothesis import event, example, given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, leaks, model, peers, store, tasks

@@ -26,7 +26,7 @@ import pathlib
 import tempfile
 
 import pytest
-from hypothesis import Phase, note, settings
+from hypothesis import note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule, run_state_machine_as_test
 
@@ -108,6 +108,4 @@ def test_a_receiver_killed_at_any_store_call_is_taken_over_exactly_once(impl):
     run_state_machine_as_test(lambda: CrashPoints(pathlib.Path(impl.__file__)), settings=settings(
         max_examples=EXAMPLES,
         stateful_step_count=max(4, settings.default.stateful_step_count // 3),
-        report_multiple_bugs=False,
-        phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
     ))

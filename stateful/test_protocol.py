@@ -37,7 +37,7 @@ import dataclasses
 import pathlib
 import tempfile
 
-from hypothesis import Phase, note, settings
+from hypothesis import note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule, run_state_machine_as_test
 
@@ -555,12 +555,4 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
 
 
 def test_the_protocol_machine_keeps_the_store_exact_through_sessions_crashes_and_takeovers(impl):
-    # The profile's settings, but one bug at a time: shrinking every distinct
-    # failure of a broken implementation (they come in several kinds) would take
-    # minutes and print pages; the first one, shrunk, is the counterexample.
-    # And no explain phase: its "lines always and only run by failing test cases"
-    # re-runs the failing steps (receiver processes included) to say little here.
-    run_state_machine_as_test(lambda: ProtocolMachine(impl), settings=settings(
-        report_multiple_bugs=False,
-        phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
-    ))
+    run_state_machine_as_test(lambda: ProtocolMachine(impl))

@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 
-from hypothesis import Phase, event, note, settings
+from hypothesis import event, note
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule, run_state_machine_as_test
 
@@ -294,8 +294,4 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
 
 
 def test_two_receivers_on_one_store_apply_each_event_once(impl):
-    # One bug at a time, and no explain phase (it re-runs the failing steps): as in test_protocol.py.
-    run_state_machine_as_test(lambda: TwoReceivers(impl), settings=settings(
-        report_multiple_bugs=False,
-        phases=[phase for phase in settings.default.phases if phase is not Phase.explain],
-    ))
+    run_state_machine_as_test(lambda: TwoReceivers(impl))

@@ -26,7 +26,7 @@ sizes reached in every run.
 
 import dataclasses
 
-from hypothesis import Phase, event, settings
+from hypothesis import event
 from hypothesis import strategies as st
 
 from resume.testing import model
@@ -37,18 +37,6 @@ LONG_RUN = (200, 700)  # past the 128-event log of replay, and past any round wi
 # Malformed frames, each a ValueError: cut off (it runs into the next line), a
 # leading zero, CRLF, not a number, over the 64-byte limit (the reader's too).
 BAD_FRAMES = [b"EVENT 1 2", b"EVENT 01 2\n", b"EVENT 1 2\r\n", b"EVENT x 2\n", b"EVENT 1 2" + b" " * 60 + b"\n"]
-
-
-def shrink_fast(**overrides):
-    """The profile's settings for a test of long runs: one bug at a time, no explain phase.
-
-    A failing example here may hold hundreds of events; the explain phase
-    re-runs it many times over to say little, and shrinking a second kind of
-    failure doubles the wait. ``overrides`` (max_examples, say) go on top.
-    """
-    current = settings.default
-    return settings(report_multiple_bugs=False,
-                    phases=[phase for phase in current.phases if phase is not Phase.explain], **overrides)
 
 
 def run_lengths():

@@ -169,6 +169,11 @@ def multi_line_frames(draw):
 # Every Unicode decimal digit but ASCII's: int() and the str pattern \d accept
 # them all (full-width, Arabic-Indic, Devanagari, mathematical bold, ...).
 FOREIGN_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not "0" <= c <= "9")
+# Hypothesis builds its table of Unicode categories on the first draw of a
+# character strategy (here, and ``st.text`` in domains.py): built now, at
+# import, not inside a test case (inside a shrink, under the line tracer of a
+# profile with an explain phase, that once took 22 s of a 24 s run).
+FOREIGN_DIGITS.validate()
 
 
 def _foreign(digits, sample):
