@@ -469,22 +469,28 @@ class Store:
         outcome = self.apply_event(*parsed, fault)
         return Returned(ack(parsed[0])) if isinstance(outcome, Returned) else outcome
 
-    async def session(self, lines, ending=None, timeout=1.0, before_ack=None):
+    async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None):
         """Step 6: what ``consume_session`` does with a peer that sends ``lines`` and then ``ending``.
 
         ``lines`` are the lines ``readline`` returns, in order (a line without
-        a final LF is what readline returns at EOF mid-frame: decision 9).
+        a final LF is what readline returns at EOF mid-frame: decision 9; a
+        line longer than the reader's limit is refused as ValueError, by the
+        reader or by ``parse_line``, whose limit is the same 64 bytes).
         ``ending`` is what ends the stream after them: None for EOF; the kind
         of error a read ends with (``"TimeoutError"`` for a silent peer,
         ``"ValueError"`` for a line over the reader's limit,
         ``"ConnectionError"`` for a reset); or an exception object that the
         read raises (a cancellation, a fault injected), which propagates as
-        that very object. ``before_ack`` is
+        that very object. ``drain`` is how the drain after each ACK ends,
+        in the same terms: None when it returns (the peer reads), else the
+        first drain ends so (``"TimeoutError"`` for a peer that never reads,
+        a cancellation arriving there). ``before_ack`` is
         called and its awaitable awaited here, as the contract says
         (decision 8), so its failures are the model's too.
 
         Returns a ``Session``: the ACKs written, the before_ack calls, the
-        outcome before the connection is reclaimed, and the closing bound.
+        outcome before the connection is reclaimed, the closing bound, and
+        the time spent in waits that ran to their bound.
         """
         result = Session(closing_bound=closing_bound(timeout))
         if not is_valid_timeout(timeout):
@@ -506,11 +512,17 @@ class Store:
                     result.outcome = hook_failed(before_ack, error)
                     return result
             result.acks.append(outcome.value)
+            if drain is not None:
+                result.outcome = result.wait_failed(drain, timeout)
+                return result
         if ending is None:
             result.outcome = Returned(self.state())
         else:
-            result.outcome = Raised(ending) if isinstance(ending, str) else propagates(ending)
+            result.outcome = result.wait_failed(ending, timeout)
         return result
+
+
+HANGS = "hangs"  # a closing wait that never ends by itself (``Session.closing``)
 
 
 @dataclasses.dataclass
@@ -519,13 +531,48 @@ class Session:
 
     ``outcome`` is the session's own outcome. Reclaiming the connection then
     follows decision 11: ``close()``, a wait bounded by ``closing_bound``,
-    ``abort()`` if that wait fails; see ``after_closing``.
+    ``abort()`` if that wait fails; see ``closing`` and ``after_closing``.
     """
 
     acks: list = dataclasses.field(default_factory=list)  # the ACK lines written, in order
     calls: list = dataclasses.field(default_factory=list)  # the seqs before_ack was called with
     outcome: object = None
     closing_bound: float = CLOSE_FALLBACK
+    expired: float = 0.0  # seconds spent in reads and drains that ran to their bound
+
+    def wait_failed(self, error, timeout):
+        """The outcome of a read or drain that ended with ``error`` (a kind, or the very object).
+
+        Step 6: "Bound every ``readline`` wait by ``timeout``", "a ``drain``
+        bounded by ``timeout``": one that ends with TimeoutError has waited
+        ``timeout`` seconds first. "Errors and cancellation propagate."
+        """
+        if error == "TimeoutError":
+            self.expired += float(timeout)
+        return Raised(error) if isinstance(error, str) else propagates(error)
+
+    def closing(self, wait=None):
+        """Decision 11: how the closing wait ends, ``(error or None, seconds)``.
+
+        "``close()``, then ``wait_closed()`` bounded by the timeout" (1 s
+        after an invalid one: decision 10). ``wait`` is what ``wait_closed()``
+        does unbounded: None (it ends at once), ``HANGS`` (never), a number
+        of seconds (it ends then), or an exception it raises at once (a
+        cancellation arriving in it included). A wait not over within the
+        bound ends with TimeoutError at the bound; one that ends within it is
+        awaited to its end.
+        """
+        if wait is None:
+            return None, 0.0
+        if wait == HANGS or (isinstance(wait, (int, float)) and wait >= self.closing_bound):
+            return TimeoutError("the closing wait ran to its bound"), self.closing_bound
+        if isinstance(wait, (int, float)):
+            return None, float(wait)
+        return wait, 0.0
+
+    def duration(self, wait=None):
+        """Seconds the call takes: the waits that ran to their bound, then the closing wait (the rest is immediate)."""
+        return self.expired + self.closing(wait)[1]
 
     def after_closing(self, closing_error=None):
         """Decision 11: the call's outcome once the closing wait raised ``closing_error`` (or nothing).

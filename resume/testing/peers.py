@@ -9,9 +9,12 @@ what it cannot do, all on 127.0.0.1:
 * ``Peer``: an asyncio server that writes a fixed script as soon as a client
   connects, and then reads (recording what it got and when the client went
   away), or stalls (never reads, with a tiny receive buffer, so the client's
-  writes pile up), or resets the connection at once;
+  writes pile up), or resets the connection at once or on demand;
 * ``CloseFault``: a FAKE writer whose ``wait_closed()`` hangs, raises or is
-  slow on demand (a real socket does none of it when a test wants it to);
+  slow on demand (a real socket does none of it when a test wants it to),
+  and that calls a test's function as a wait is entered;
+* ``ReadHook``: a FAKE reader that calls a test's function as its n-th
+  ``readline()`` is entered (a cancellation, a reset, arriving in that read);
 * ``faulty_first_drain()``: patches ``asyncio.open_connection`` so that the
   writer it returns is a FAKE whose first ``drain()`` hangs or raises, while
   the socket stays open: the only way to make run_client's RESUME drain fail
@@ -151,6 +154,15 @@ class Peer:
         finally:
             self._tasks.discard(asyncio.current_task())
 
+    def reset_now(self):
+        """Reset (RST) every connection at once; each counts as ended."""
+        for writer, connection in zip(self._writers, self.connections):
+            sock = writer.get_extra_info("socket")
+            if sock is not None and sock.fileno() != -1:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            connection.ended.set()
+
     async def all_ended(self, within):
         """True if every client so far has gone away (EOF or reset) within ``within`` seconds."""
         try:
@@ -174,13 +186,18 @@ class CloseFault:
     (each passed on to the real transport); ``entered`` is set once
     ``wait_closed()`` has been called, ``finished`` once a slow wait ran to
     its end (whether ``abort()`` also follows is left open: decision 17).
+    ``on_wait`` and ``on_drain``, if given, are called as ``wait_closed()``
+    and the first ``drain()`` are entered (a test cancels the session's task
+    there: the cancellation then arrives in that very wait).
     """
 
-    def __init__(self, writer, fault):
-        """``fault`` is ``"hang"``, an exception instance to raise, or a number of
-        seconds the wait takes (slow, then the real wait_closed())."""
+    def __init__(self, writer, fault, *, on_wait=None, on_drain=None):
+        """``fault`` is None (the real wait_closed()), ``"hang"``, an exception
+        instance to raise, or a number of seconds the wait takes (slow, then the
+        real wait_closed())."""
         self._writer = writer
         self._fault = fault
+        self._on_wait, self._on_drain = on_wait, on_drain
         self.transport = _AbortCounter(writer.transport)
         self.entered = asyncio.Event()
         self.finished = False
@@ -188,16 +205,48 @@ class CloseFault:
     def __getattr__(self, name):
         return getattr(self._writer, name)
 
+    async def drain(self):
+        on_drain, self._on_drain = self._on_drain, None
+        if on_drain is not None:
+            on_drain()
+        return await self._writer.drain()
+
     async def wait_closed(self):
         self.entered.set()
+        if self._on_wait is not None:
+            self._on_wait()
+        if self._fault is None:
+            return await self._writer.wait_closed()
         if self._fault == "hang":
             await asyncio.Event().wait()  # never set
         if isinstance(self._fault, (int, float)):
             await asyncio.sleep(self._fault)
-            await self._writer.wait_closed()
             self.finished = True
-            return None
+            return await self._writer.wait_closed()
         raise self._fault
+
+
+class ReadHook:
+    """FAKE reader: a real StreamReader that calls ``act()`` as its ``nth`` ``readline()`` is entered.
+
+    Then that read goes on as the real one: with nothing more to come (the
+    peer sent its lines and stays silent) it waits, so what ``act()`` starts
+    (a cancellation of the session's task, a reset by the peer) arrives in
+    that very wait. Everything else goes to the real reader.
+    """
+
+    def __init__(self, reader, nth, act):
+        self._reader, self._nth, self._act = reader, nth, act
+        self.reads = 0
+
+    def __getattr__(self, name):
+        return getattr(self._reader, name)
+
+    async def readline(self):
+        self.reads += 1
+        if self.reads == self._nth:
+            self._act()
+        return await self._reader.readline()
 
 
 class _AbortCounter:
