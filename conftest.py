@@ -43,12 +43,16 @@ _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], repo
 if (_database := database.example_database(os.environ)) is not None:
     _COMMON["database"] = _database
 
-settings.register_profile("dev", max_examples=25, stateful_step_count=15, **_COMMON)
+# dev and fuzz start from Hypothesis's own default profile, not from whatever is
+# the default now: where CI is set, that is Hypothesis's ci (derandomized, no
+# database), and dev inherited it, so --hypothesis-seed meant nothing in CI.
+settings.register_profile("dev", settings.get_profile("default"), max_examples=25, stateful_step_count=15,
+                          **_COMMON)
 settings.register_profile(
     "ci", settings.get_profile("ci"), max_examples=100, stateful_step_count=30, **_COMMON
 )
 settings.register_profile(
-    "fuzz", max_examples=2000, stateful_step_count=60, derandomize=False, print_blob=True, **_COMMON
+    "fuzz", settings.get_profile("default"), max_examples=2000, stateful_step_count=60, derandomize=False, print_blob=True, **_COMMON
 )
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 _PROFILE_ERROR = None
