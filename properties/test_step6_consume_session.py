@@ -1,35 +1,27 @@
 """Step 6, ``consume_session``: ACK only what is committed, and reclaim the connection on every path.
 
-Over real loopback sockets: a ``peers.Peer`` on one side, which sends its
-lines at once and then ends the stream (EOF, silence, a reset) and reads
-what the client writes, or never reads at all; on the other a reader and
-writer made by ``asyncio.open_connection(..., limit=64)``, as run_client
-makes them, after the test has sent ``RESUME -1``; a fresh store file per
-example. The writer goes to the session inside ``peers.CloseFault`` (which
-counts ``abort()`` calls, and fakes the closing wait where the scenario says
-so), the reader inside ``peers.ReadHook`` where something must arrive in the
-read after the last line (a cancellation, the peer's reset).
-What fails, and when, is drawn with the stream: before_ack raising;
-a cancellation of the session's task while it reads, inside before_ack's
-awaitable, at a blocked drain or in the closing wait; a drain that blocks; a
-closing wait that hangs, is slow but within its bound, or raises (a FAKE
-wait, ``peers.CloseFault``); an invalid timeout. The model
-(``model.Store.session``, ``Session.closing``, ``after_closing``,
-``aborts``, ``duration``) predicts, and the test compares:
+Over real loopback sockets: a ``peers.Peer`` sends its lines at once, then
+ends the stream (EOF, silence, a reset), and reads what the client writes or
+never reads at all; the client's reader and writer are made by
+``asyncio.open_connection(..., limit=64)``, as run_client makes them, after
+the test has sent ``RESUME -1``; a fresh store file per example. The writer
+reaches the session inside ``peers.CloseFault`` (counting ``abort()`` calls,
+faking the closing wait where the scenario says so), the reader inside
+``peers.ReadHook`` where something must arrive in the read after the last
+line (a cancellation, the peer's reset).
 
-* the outcome: ``state(con)`` at EOF, else the error that ended the session
-  (the very object, where the test raised it), a closing error never
-  replacing it (decision 11); ValueError for an invalid timeout (decision 10);
-* the store (read through a connection of the test's own): exactly the
-  model's rows; the DB connection stays open, with no transaction;
-* the ACKs the peer read: the model's, in order (all of them when the session
-  returned, a prefix otherwise), and only for committed events;
-* the calls of ``before_ack``, after every commit, duplicates included, each
-  awaitable it returns awaited (decision 8);
-* the connection reclaimed: the client's socket closed, the peer seeing the
-  end, ``abort()`` after a closing wait that failed, a closing wait that ends
-  within its bound awaited to its end;
-* the time: within the waits the model says run to their bound.
+What fails, and when, is drawn with the stream: before_ack raising; the
+session's task cancelled while it reads, inside before_ack's awaitable, at a
+blocked drain or in the closing wait; a drain that blocks; a closing wait
+that hangs, is slow but within its bound, or raises; an invalid timeout. The
+model (``model.Store.session``; ``Session.closing``, ``after_closing``,
+``aborts``, ``duration``) predicts, and the test compares: the outcome (the
+very object, where the test raised it), the store (read through a connection
+of the test's own; the DB connection left open), the ACKs the peer read, the
+calls of before_ack and the awaiting of its awaitables, the connection
+reclaimed (the socket closed, the peer seeing the end, ``abort()`` after a
+closing wait that failed, one that ends within its bound awaited to its
+end), and the time taken.
 
 The tests are ``async def``, run by pytest-asyncio (``@given`` on the async
 test: all examples of one test share its event loop), and every example is
@@ -99,28 +91,18 @@ def acks_text(acks):
 
 # ------------------------------------------------- the session, as a scenario
 
-# Near-misses of a good frame: one line each, final LF, no other LF, under 64
-# bytes. (Over-long and cut-off lines are bad lines of their own below.)
-NEAR_MISSES = {
-    "leading zero": lambda seq, delta: b"EVENT 0%d %d\n" % (seq, delta),
-    "plus sign": lambda seq, delta: b"EVENT +%d %d\n" % (seq, delta),
-    "minus zero": lambda seq, delta: b"EVENT %d -0\n" % seq,
-    "CRLF": lambda seq, delta: b"EVENT %d %d\r\n" % (seq, delta),
-    "lower case": lambda seq, delta: b"event %d %d\n" % (seq, delta),
-    "double space": lambda seq, delta: b"EVENT  %d %d\n" % (seq, delta),
-    "tab": lambda seq, delta: b"EVENT\t%d %d\n" % (seq, delta),
-    "trailing space": lambda seq, delta: b"EVENT %d %d \n" % (seq, delta),
-    "missing field": lambda seq, delta: b"EVENT %d\n" % seq,
-    "delta out of range": lambda seq, delta: b"EVENT %d 1001\n" % seq,
-    "non-ASCII digit": lambda seq, delta: b"EVENT %d \xd9\xa1\n" % seq,
-    "NUL": lambda seq, delta: b"EVENT %d %d\0\n" % (seq, delta),
-    "empty line": lambda seq, delta: b"\n",
-}
+# The classes of malformed frames that are one line with its LF (a line
+# without it is "cut off" below; two lines are two reads).
+ONE_LINE_MALFORMATIONS = sorted(set(sts.FRAME_MALFORMATIONS) - {"missing final LF", "more than one line"})
 
 BAD_LINES = ["malformed", "cut off", "over-long", "gap", "conflict"]  # a line that ends the session
-ENDS = ["EOF", "silence", "reset"]  # what the peer does once its lines are sent
-CANCELS = ["reading", "before_ack", "drain", "closing wait"]  # where the session's task is cancelled
-CLOSINGS = ["real", "hang", "slow", "ConnectionError", "other error"]  # the closing wait; all but "real" FAKE
+ENDS = {"EOF": "EOF", "silence": "sends nothing more",  # what the peer does once its lines are sent
+        "reset": "resets the connection as the client reads after the last line"}
+CANCELS = {"reading": "as it reads after the last line", "before_ack": "in before_ack's awaitable",
+           "drain": "at its first drain (blocked)", "closing wait": "in the closing wait"}
+CLOSINGS = {"real": "", "hang": "never ends", "slow": f"takes {SLOW} s",  # all but "real" FAKE
+            "ConnectionError": "raises ConnectionResetError", "other error": "raises OSError(EIO)"}
+RARELY = st.sampled_from([False] * 7 + [True])  # True in about one draw of eight (False is drawn first)
 CLOSE_ERRORS = {
     "ConnectionError": lambda: ConnectionResetError(errno.ECONNRESET, "closing wait: reset (fake)"),
     "other error": lambda: OSError(errno.EIO, "closing wait: I/O error (fake)"),
@@ -131,15 +113,14 @@ CLOSE_ERRORS = {
 class Scenario:
     """One session: what the peer sends and does, and what fails when (see the module's docstring)."""
 
-    lines: tuple = ()  # the lines the peer sends at once: events, maybe a bad line (``bad``) and more
-    end: str = "EOF"  # one of ENDS
+    lines: tuple = ()  # the lines the peer sends at once: events, maybe a bad line and lines after it
+    end: str = "EOF"  # a key of ENDS
     reads: bool = True  # False: the peer never reads and the client's send buffer is full: a drain blocks
     hook: str | None = None  # before_ack: None, "plain" or "awaitable"
     fails_at: int | None = None  # the before_ack call (0-based) that raises HookFailure, or that is cancelled
-    cancel: str | None = None  # None or one of CANCELS
-    closing: str = "real"  # one of CLOSINGS
+    cancel: str | None = None  # None or a key of CANCELS
+    closing: str = "real"  # a key of CLOSINGS
     timeout: object = None  # None: SHORT where a wait must run out, else TIMEOUT; or an invalid one
-    bad: str | None = None  # what the bad line among ``lines`` is (for the notes)
 
     def session_timeout(self):
         if self.timeout is not None:
@@ -151,33 +132,18 @@ class Scenario:
         """The session as lines, as a learner would write it down: the call, the server, what fails when."""
         hook = "" if self.hook is None else ", before_ack"
         lines = [f"consume_session(reader, writer, con, {self.session_timeout()!r}{hook}) on a new store, where"]
-        after = model.Store()
-        for line in self.lines:
-            failed = isinstance(after.consume_line(line), model.Raised)
-            lines.append(f"  server: {shown(line)}" + (f" ({self.bad})" if failed and self.bad else ""))
-            if failed:
-                break
-        if len(lines) - 1 < len(self.lines):
-            lines.append(f"  server: {len(self.lines) - len(lines) + 1} more line(s) that are never to be read")
-        lines.append("  server: " + {"EOF": "EOF", "silence": "sends nothing more", "reset":
-                                     "resets the connection as the client reads after the last line"}[self.end])
+        lines += [f"  server: {shown(line)}" for line in self.lines] + [f"  server: {ENDS[self.end]}"]
         if not self.reads:
             lines.append("  server: never reads (the client's send buffer is full: its drains block)")
         if self.hook is not None:
             kind = "returns an awaitable" if self.hook == "awaitable" else "is a plain function"
-            fails = "" if self.fails_at is None else (
-                f"; its call number {self.fails_at + 1} "
-                + ("is where the session's task is cancelled" if self.cancel == "before_ack" else "raises HookFailure"))
-            lines.append(f"  before_ack {kind}{fails}")
-        if self.cancel in ("reading", "drain"):
-            lines.append("  the session's task is cancelled " + {
-                "reading": "as it reads after the last line", "drain": "at its first drain (blocked)"}[self.cancel])
-        closing = {"real": "", "hang": "never ends", "slow": f"takes {SLOW} s",
-                   "ConnectionError": "raises ConnectionResetError", "other error": "raises OSError(EIO)"}[self.closing]
-        if self.closing == "real" and not self.reads:
-            closing = "never ends (the buffer never empties)"
-        if self.cancel == "closing wait":
-            closing += ", and the session's task is cancelled in it"
+            fails = self.fails_at is not None and self.cancel != "before_ack"
+            lines.append(f"  before_ack {kind}" + (f"; its call number {self.fails_at + 1} raises HookFailure"
+                                                   if fails else ""))
+        if self.cancel is not None:
+            call = f" (call number {self.fails_at + 1})" if self.cancel == "before_ack" else ""
+            lines.append(f"  the session's task is cancelled {CANCELS[self.cancel]}{call}")
+        closing = CLOSINGS[self.closing] or ("" if self.reads else "never ends (its buffer never empties)")
         if closing:
             lines.append(f"  the closing wait (writer.wait_closed()) {closing}")
         return lines
@@ -206,13 +172,14 @@ def scenarios(draw):
             events.append((len(applied), delta))
             applied.append(delta)
     lines = [model.frame(*e) for e in events]
-    cancel = draw(st.none() | st.sampled_from(CANCELS))
+    cancel = draw(st.none() | st.sampled_from(list(CANCELS)))
     bad = draw(st.none() | st.sampled_from([k for k in BAD_LINES if (applied or k != "conflict")
                                             and not (k == "cut off" and cancel == "reading")]))
     next_seq, delta = len(applied), draw(sts.deltas())
     good = model.frame(next_seq, delta)
     if bad == "malformed":
-        lines.append(NEAR_MISSES[draw(st.sampled_from(sorted(NEAR_MISSES)))](next_seq, delta))
+        malformation = sts.FRAME_MALFORMATIONS[draw(st.sampled_from(ONE_LINE_MALFORMATIONS))]
+        lines.append(draw(malformation.filter(lambda line: line.count(b"\n") == 1 and line.endswith(b"\n"))))
     elif bad == "cut off":  # EOF in the middle of a frame (decision 9)
         lines.append(good[: draw(st.integers(1, len(good) - 1))])
     elif bad == "over-long":  # 65 bytes or more with the LF: past the reader's limit
@@ -222,20 +189,21 @@ def scenarios(draw):
     elif bad == "conflict":
         seq = draw(st.integers(0, len(applied) - 1))
         lines.append(model.frame(seq, draw(sts.deltas().filter(lambda d: d != applied[seq]))))
+    event(f"bad line: {bad}")
     if bad not in (None, "cut off"):  # what a session that read on would take: never read
         lines += [model.frame(next_seq + i, delta) for i in range(draw(st.integers(0, 2)))]
     # The draws that wait out a bound (silence, a blocked drain, a closing wait that hangs)
     # are the rarer ones: each costs SHORT, and the property's @examples run each of them.
-    if cancel == "reading":
-        end = "silence"  # the read after the lines waits: the cancellation arrives there
-    else:
-        end = "EOF" if bad == "cut off" else draw(st.sampled_from([*ENDS, "EOF"]))  # EOF: half of them
+    # A cancellation while reading arrives in a read that waits; a cut-off line ends at EOF.
+    ends = ["silence"] if cancel == "reading" else ["EOF"] if bad == "cut off" else [*ENDS, "EOF"]
+    end = draw(st.sampled_from([e for e in ends if e != "reset" or cancel != "drain"]))  # EOF: half of them
+    # A peer that never reads: where a cancellation is to arrive at the drain, else rarely (it
+    # costs two waits), never with a reset, nor with an invalid timeout (the real closing wait
+    # would take its 1 s; with one, nothing is read).
     timeout = None
-    if draw(st.integers(0, 9)) == 0:  # an invalid timeout: nothing is read, the closing wait gets 1 s
+    if cancel != "drain" and draw(RARELY):
         timeout = draw(st.sampled_from(domains.INVALID_TIMEOUT_CLASSES).flatmap(domains.timeouts))
-    # No blocked drain with a reset (the peer resets on the client's read) or
-    # an invalid timeout (the real closing wait would take its 1 s).
-    reads = cancel != "drain" and (end == "reset" or timeout is not None or draw(st.integers(0, 7)) > 0)
+    reads = cancel != "drain" and (end == "reset" or timeout is not None or not draw(RARELY))
     hook = "awaitable" if cancel == "before_ack" else draw(st.sampled_from([None, "plain", "awaitable"]))
     fails_at = None
     if cancel == "before_ack":
@@ -250,7 +218,7 @@ def scenarios(draw):
         roomy = timeout is not None or (end != "silence" and reads)
         closing = draw(st.sampled_from([c for c in CLOSINGS if (c != "slow" or roomy)
                                         and (c != "hang" or timeout is None)]))
-    return Scenario(tuple(lines), end, reads, hook, fails_at, cancel, closing, timeout, bad)
+    return Scenario(tuple(lines), end, reads, hook, fails_at, cancel, closing, timeout)
 
 
 def hook_of(scenario, error, cancel=None):
@@ -283,11 +251,6 @@ def hook_of(scenario, error, cancel=None):
     return (None if scenario.hook is None else before_ack), calls, awaited
 
 
-def cancelled(where):
-    """The model's stand-in for a cancellation of the session's task (see ``by_kind``)."""
-    return asyncio.CancelledError(f"the session's task cancelled {where} (test)")
-
-
 def by_kind(outcome):
     """A predicted cancellation as what is seen of it: ``raises CancelledError`` (asyncio makes the object)."""
     return model.Raised("CancelledError") if getattr(outcome, "kind", None) == "CancelledError" else outcome
@@ -295,15 +258,14 @@ def by_kind(outcome):
 
 def model_inputs(scenario, close_error):
     """What the model is told: ``(ending, drain, wait)`` for ``Store.session`` and ``Session.closing``."""
+    ending = {"EOF": None, "silence": "TimeoutError", "reset": "ConnectionError"}[scenario.end]
     if scenario.cancel == "reading":
-        ending = cancelled("while reading")
-    else:
-        ending = {"EOF": None, "silence": "TimeoutError", "reset": "ConnectionError"}[scenario.end]
+        ending = "CancelledError"
     drain = None
     if not scenario.reads:
-        drain = cancelled("at its drain") if scenario.cancel == "drain" else "TimeoutError"
+        drain = "CancelledError" if scenario.cancel == "drain" else "TimeoutError"
     if scenario.cancel == "closing wait":
-        wait = cancelled("in the closing wait")
+        wait = asyncio.CancelledError()
     elif scenario.closing == "real":
         wait = None if scenario.reads else model.HANGS  # a full buffer never empties
     else:
@@ -322,11 +284,11 @@ GAP = model.frame(2, 5)
 # Each path at least once in every run:
 @example(Scenario((F05, F17), hook="plain"))
 @example(Scenario((F05, F05), hook="awaitable"))  # a duplicate is ACKed, its hook called and awaited
-@example(Scenario((F05, b"EVENT 01 5\n", F17), bad="malformed"))
-@example(Scenario((F05, b"EVENT 1"), bad="cut off"))
-@example(Scenario((F05, b"EVENT 1 5" + b" " * 200 + b"\n", F17), bad="over-long"))
-@example(Scenario((F05, GAP, F17), bad="gap"))  # F17 is never read: not committed at the gap's EOF
-@example(Scenario((F05, b"EVENT 0 6\n"), bad="conflict"))
+@example(Scenario((F05, b"EVENT 01 5\n", F17)))
+@example(Scenario((F05, b"EVENT 1")))
+@example(Scenario((F05, b"EVENT 1 5" + b" " * 200 + b"\n", F17)))
+@example(Scenario((F05, GAP, F17)))  # F17 is never read: not committed at the gap's EOF
+@example(Scenario((F05, b"EVENT 0 6\n")))
 @example(Scenario((F05, F17), hook="plain", fails_at=1))  # committed, never ACKed
 @example(Scenario((F05, F17, F17), hook="awaitable", fails_at=2))  # a duplicate's hook
 @example(Scenario((F05,), end="silence"))  # a read times out
@@ -338,11 +300,11 @@ GAP = model.frame(2, 5)
 @example(Scenario(reads=False))  # the real closing wait hangs: aborted, the state returned
 @example(Scenario((F05,), closing="ConnectionError"))
 @example(Scenario((F05,), closing="other error"))
-@example(Scenario((F05, GAP), bad="gap", closing="other error"))
-@example(Scenario((F05, GAP), bad="gap", closing="hang"))
+@example(Scenario((F05, GAP), closing="other error"))
+@example(Scenario((F05, GAP), closing="hang"))
 @example(Scenario((F05,), hook="plain", fails_at=0, closing="hang"))
 @example(Scenario((F05,), closing="hang", cancel="closing wait"))
-@example(Scenario((F05, GAP), bad="gap", closing="hang", cancel="closing wait"))
+@example(Scenario((F05, GAP), closing="hang", cancel="closing wait"))
 @example(Scenario((F05,), hook="plain", fails_at=0, closing="hang", cancel="closing wait"))
 @example(Scenario((F05,), closing="slow"))
 @example(Scenario((F05,), timeout=math.nan, closing="hang"))  # bounded by 1 s
@@ -351,7 +313,7 @@ GAP = model.frame(2, 5)
 async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(impl, scenario):
     """Whatever the peer sends and whatever fails when, the session does what the model predicts:
     its outcome, the store, the ACKs, the calls of before_ack, the reclaimed connection, the time."""
-    event(f"bad line: {scenario.bad}; end: {scenario.end}; peer reads: {scenario.reads}")
+    event(f"end: {scenario.end}; peer reads: {scenario.reads}")
     event(f"before_ack: {scenario.hook}, fails: {scenario.fails_at is not None}; cancelled: {scenario.cancel}")
     event(f"closing wait: {scenario.closing}; timeout valid: {scenario.timeout is None}")
     timeout = scenario.session_timeout()
@@ -359,8 +321,7 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
     close_error = CLOSE_ERRORS[scenario.closing]() if scenario.closing in CLOSE_ERRORS else None
     ending, drain, wait = model_inputs(scenario, close_error)
     store_after = model.Store()
-    model_hook, _, _ = hook_of(scenario, cancelled("in before_ack's awaitable")
-                               if scenario.cancel == "before_ack" else hook_error)
+    model_hook, _, _ = hook_of(scenario, asyncio.CancelledError() if scenario.cancel == "before_ack" else hook_error)
     predicted = await store_after.session(list(scenario.lines), ending, timeout, model_hook, drain)
     closing_error, _ = predicted.closing(wait)
     expected = by_kind(predicted.after_closing(closing_error))
@@ -387,15 +348,12 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
     if scenario.hook == "awaitable" and seen["awaited"] != seen["calls"]:
         model.differs("the awaitables before_ack returned", f"all awaited: {seen['calls']}",
                       f"awaited: {seen['awaited']}")
-    if scenario.reads:  # a peer that never reads sees no ACK
+    if scenario.reads:  # a peer that never reads sees no ACK (the model's are ACKs of commits only)
         acks = seen["acks"]
         exact = isinstance(predicted.outcome, model.Returned)  # else the connection may end before the last one
         if acks != (predicted.acks if exact else predicted.acks[: len(acks)]):
             model.differs("the ACKs the client wrote",
                           acks_text(predicted.acks) + ("" if exact else " at most, in order"), acks_text(acks))
-        if not set(acks) <= {model.ack(seq) for seq in stored[1]}:
-            model.differs("the ACKs the client wrote", "an ACK only for an event in the store",
-                          f"{acks_text(acks)} with the store holding seqs {sorted(stored[1])}")
         if not seen["peer saw the end"]:
             model.differs("the server's side of the connection", "the connection ends", "the server never saw it end")
     if not seen["socket closed"]:
