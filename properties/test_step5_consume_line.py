@@ -36,16 +36,21 @@ INTENTIONS = ["next", "duplicate", "conflict", "gap", "any line"]
 # run of its own, so that both get the whole budget in every run).
 FOCUS = ["line", "fault"]
 
+# Strategies are built once, here: one built at each draw costs more than the draw.
 LINES, HOOKS = sts.lines(), domains.hooks()
+_FORWARD = INTENTIONS + ["next"] * 2  # mostly forward, so that the ledger grows and faults get called
+_KINDS = {"line": st.sampled_from(_FORWARD + ["any line"] * len(_FORWARD)), "fault": st.sampled_from(_FORWARD)}
 
 
 @st.composite
 def calls(draw, focus):
-    kinds = INTENTIONS + ["next"] * 2  # mostly forward, so that the ledger grows and faults get called
-    kind = draw(st.sampled_from(kinds + ["any line"] * len(kinds) if focus == "line" else kinds))
+    kind = draw(_KINDS[focus])
     line = draw(LINES) if kind == "any line" else None
     fault = draw(HOOKS if focus == "fault" or draw(st.booleans()) else st.none())
     return kind, draw(st.integers(0, 3)), draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)), line, fault
+
+
+PLANS = {focus: st.lists(calls(focus), min_size=1, max_size=12) for focus in FOCUS}
 
 
 def concrete(store, call):
@@ -66,7 +71,7 @@ def concrete(store, call):
 @settings(max_examples=2 * settings.default.max_examples)  # a few ms an example: cheap
 @given(start=domains.stores(), data=st.data())
 def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
-    plan = data.draw(st.lists(calls(focus), min_size=1, max_size=12), label="plan")
+    plan = data.draw(PLANS[focus], label="plan")
     expected = start.copy()
     with temp_store_path() as path, opened(impl, path) as con:
         if start.last != model.LAST_MIN:

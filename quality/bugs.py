@@ -346,6 +346,9 @@ BUGS = [
     _bug("abort-at-once-on-bad-timeout", 6,
          "with an invalid timeout, gives the closing wait no time at all and aborts",
          (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
+    _bug("fallback-wait-unbounded", 6,
+         "with an invalid timeout, waits for the closing wait without any bound",
+         (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = None''')),
     _bug("closing-error-wins", 6,
          "a failure while closing replaces the session's own error",
          (r'''        await _reclaim_after_error(writer, close_timeout)

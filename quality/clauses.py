@@ -210,6 +210,7 @@ BREAKS = {
     "timeout-unchecked": ("S6.timeout-valid",),
     "awaitable-hook-ignored": ("D8.awaitable",),
     "abort-at-once-on-bad-timeout": ("S6.fallback",),
+    "fallback-wait-unbounded": ("S6.fallback",),
     "closing-error-wins": ("D11.error-wins",),
     # step 7
     "inf-by-identity": ("S6.timeout-valid", "D10.run-client"),

@@ -28,6 +28,7 @@ import asyncio
 import decimal
 import enum
 import fractions
+import functools
 import math
 import os
 import pathlib
@@ -85,6 +86,7 @@ def int_classes(low, high):
     }
 
 
+@functools.cache  # one strategy object per range: Hypothesis validates each new one as it is first drawn
 def ints(low, high):
     """Any value a caller may pass where the contract asks for an int in ``low..high``."""
     return st.one_of(*int_classes(low, high).values())
@@ -239,6 +241,7 @@ HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callabl
 """The classes of ``fault`` and ``before_ack`` (the last two only for ``before_ack``: it may return an awaitable)."""
 
 
+@functools.cache  # one strategy object per set of arguments (see ints)
 @st.composite
 def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
     """A ``fault`` (``awaitable=False``) or a ``before_ack`` (``awaitable=True``): of class ``kind``, or any."""

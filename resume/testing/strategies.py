@@ -30,6 +30,7 @@ Contents:
 import collections
 import decimal
 import fractions
+import functools
 import random
 import unicodedata
 
@@ -44,12 +45,14 @@ from resume.testing.model import (  # noqa: F401 - re-exported: the bounds, stat
 # ---------------------------------------------------------------- valid values
 
 
+@functools.cache  # built once: Hypothesis validates each new strategy object as it is drawn
 def seqs(min_value=SEQ_MIN, max_value=SEQ_MAX):
     """Valid seqs, biased to the boundaries 0, 1 and the top of the range."""
     edges = [v for v in (0, 1, SEQ_MAX - 1, SEQ_MAX) if min_value <= v <= max_value]
     return st.integers(min_value, max_value) | st.sampled_from(edges) if edges else st.integers(min_value, max_value)
 
 
+@functools.cache
 def deltas():
     """Valid deltas, biased to 0, +-1 and +-1000."""
     return st.integers(DELTA_MIN, DELTA_MAX) | st.sampled_from([0, 1, -1, DELTA_MAX, DELTA_MIN])
@@ -57,11 +60,13 @@ def deltas():
 
 
 
+@functools.cache
 def events():
     """Valid ``(seq, delta)`` pairs."""
     return st.tuples(seqs(), deltas())
 
 
+@functools.cache
 def valid_frames():
     """Valid frames over the full ranges, biased to the boundaries."""
     return events().map(lambda pair: frame(*pair))
@@ -496,6 +501,7 @@ _WINDOWS_FOR = {relation: windows(**{"far before": dict(min_first=2), "first-2":
                 for relation in RELATIONS}
 
 
+@functools.cache
 @st.composite
 def window_and_cursor(draw, relation=None):
     """``(relation, window, last)``: the relation drawn first (evenly), then a window that allows it."""
@@ -504,6 +510,7 @@ def window_and_cursor(draw, relation=None):
     return relation, window, draw(cursor_for(window, relation))
 
 
+@functools.cache
 def limits():
     """Valid limits, 1..16."""
     return st.integers(LIMIT_MIN, LIMIT_MAX)
@@ -534,7 +541,6 @@ _ITEM_MIXES = st.sampled_from([[kind] for kind in ITEM_KINDS] + [list(ITEM_KINDS
 _CONTAINERS = st.sampled_from([list, LogList])
 
 
-@st.composite
 def as_passed(draw, window):
     """``window`` as a caller may pass it: a list or a list subclass, of tuples of any of ``ITEM_KINDS`` (or mixed)."""
     kinds = draw(_ITEM_MIXES)
@@ -544,10 +550,9 @@ def as_passed(draw, window):
 LASTS, LIMITS = domains.lasts(), domains.limits()  # built once: a strategy built at each draw costs more than it draws
 
 
-@st.composite
 def _mostly(draw, usual, whole):
-    """A value of ``usual`` three times in four, else one from the parameter's whole domain (``whole``)."""
-    return draw(whole if draw(st.integers(0, 3)) == 0 else usual)
+    """``usual`` three times in four, else a value from the parameter's whole domain (``whole``)."""
+    return draw(whole) if draw(st.integers(0, 3)) == 0 else usual
 
 
 @st.composite
@@ -559,9 +564,9 @@ def valid_log_args(draw, relation=None, last=None, limit=None):
     are the strategies drawn from.
     """
     _, window, cursor = draw(window_and_cursor(relation))
-    last = draw(last if last is not None else _mostly(st.just(cursor), LASTS))
-    limit = draw(limit if limit is not None else _mostly(LIMITS_VALID, LIMITS))
-    return draw(as_passed(window)), last, limit
+    last = draw(last) if last is not None else _mostly(draw, cursor, LASTS)
+    limit = draw(limit) if limit is not None else _mostly(draw, draw(LIMITS_VALID), LIMITS)
+    return as_passed(draw, window), last, limit
 
 
 # ---------------------------------------------------------------- malformed logs
