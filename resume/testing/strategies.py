@@ -686,6 +686,9 @@ def _within(log):
     return st.integers(max(LAST_MIN, min(known) - 1), max(known))
 
 
+_MALFORMATION_KINDS = st.sampled_from(sorted(LOG_MALFORMATIONS))
+
+
 @st.composite
 def malformed_logs(draw, kind=None):
     """``(events, last, limit)``: a malformed log of ``kind`` (a key of LOG_MALFORMATIONS; any if None).
@@ -696,7 +699,7 @@ def malformed_logs(draw, kind=None):
     invalid ``last`` or ``limit`` beside it would fail it anyway and hide an
     implementation that takes the malformation (they have classes of their own).
     """
-    log = draw(LOG_MALFORMATIONS[kind or draw(st.sampled_from(sorted(LOG_MALFORMATIONS)))])
+    log = draw(LOG_MALFORMATIONS[kind or draw(_MALFORMATION_KINDS)])
     cursor = _before(log) if draw(st.booleans()) else _within(log)
     return log, draw(cursor), draw(LIMITS_VALID)
 
@@ -711,6 +714,7 @@ def malformed_logs(draw, kind=None):
 # each one. (domains.py has the timeout's ends.)
 
 _END = ["low", "high", "inside"]
+_ENDS = st.sampled_from(_END)
 
 RANGE_ENDS = [
     *(f"{name} {end}" for name in ("seq", "delta", "last", "limit", "log length") for end in ("low", "high")),
@@ -748,9 +752,9 @@ def replay_at_ends(draw, corner=None):
     A ``corner`` (one of CORNERS) fixes the log's place and the cursor there;
     the other ranges stay free.
     """
-    n = {"low": 1, "high": LOG_MAX}.get(draw(st.sampled_from(_END)))
+    n = {"low": 1, "high": LOG_MAX}.get(draw(_ENDS))
     n = n or draw(st.integers(2, LOG_MAX - 1))
-    where = {None: None, CORNERS[1]: "low"}.get(corner, "high") or draw(st.sampled_from(_END))
+    where = {None: None, CORNERS[1]: "low"}.get(corner, "high") or draw(_ENDS)
     first = {"low": SEQ_MIN, "high": SEQ_MAX - n + 1}.get(where)
     first = draw(st.integers(SEQ_MIN + 1, SEQ_MAX - n)) if first is None else first
     final = first + n - 1
@@ -759,7 +763,7 @@ def replay_at_ends(draw, corner=None):
     last = _pick(draw, [LAST_MIN, SEQ_MAX, final, first - 1, None])
     last = draw(st.integers(LAST_MIN, SEQ_MAX)) if last is None else last
     last = {CORNERS[0]: SEQ_MAX, CORNERS[1]: LAST_MIN, CORNERS[2]: first - 1}.get(corner, last)
-    limit = {"low": LIMIT_MIN, "high": LIMIT_MAX}.get(draw(st.sampled_from(_END)))
+    limit = {"low": LIMIT_MIN, "high": LIMIT_MAX}.get(draw(_ENDS))
     limit = limit or draw(st.integers(LIMIT_MIN + 1, LIMIT_MAX - 1))
     ends = {label for label, hit in [
         ("log length low", n == 1), ("log length high", n == LOG_MAX),
@@ -778,6 +782,9 @@ JUST_OUTSIDE = ["seq below", "seq above", "delta below", "delta above", "last be
             "limit below", "limit above", "log length below", "log length above"]
 
 
+_JUST_OUTSIDE, _AT_ENDS = st.sampled_from(JUST_OUTSIDE), replay_at_ends()  # built once
+
+
 @st.composite
 def replay_just_outside(draw, label=None):
     """``(label, events, last, limit)``: replay input at the ends of its ranges with ONE value one past its range.
@@ -785,8 +792,8 @@ def replay_just_outside(draw, label=None):
     Built from ``replay_at_ends()``; the label (also an ``event()``) says
     which range was left (drawn from JUST_OUTSIDE unless given).
     """
-    label = label or draw(st.sampled_from(JUST_OUTSIDE))
-    _, events, last, limit = draw(replay_at_ends())
+    label = label or draw(_JUST_OUTSIDE)
+    _, events, last, limit = draw(_AT_ENDS)
     if last > events[-1][0]:  # keep the cursor valid, so that only one thing is wrong
         last = events[-1][0]
     n = len(events)
