@@ -131,7 +131,7 @@ def suite_section():
         for profile in ("dev", "ci"):
             for workers in (1, 2):
                 if workers > 1 and not xdist_available():
-                    rows.append((profile, f"-n {workers}", "n/a", "pytest-xdist not installed (extra [xdist])"))
+                    rows.append((profile, f"-n {workers}", "n/a", "pytest-xdist not installed (extra [test])"))
                     continue
                 # The serial dev run also measures each test (statistics on, the step counter).
                 measured = profile == "dev" and workers == 1

@@ -22,7 +22,7 @@ def test_the_readme_is_short():
 
 def test_the_commands_ci_runs_are_in_the_readme_word_for_word():
     commands = [line.split("#", 1)[0].strip() for line in README.read_text().splitlines()]
-    for command in ('python3 -m pip install -e ".[test]"', "python3 -m resume demo", "python3 -m pytest"):
+    for command in ('python3 -m pip install -e ".[test]"', "python3 -m resume demo", "python3 -m pytest -n auto"):
         assert command in commands, command
 
 
