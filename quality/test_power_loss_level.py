@@ -9,7 +9,7 @@ Selected with ``python -m pytest -m quality quality/test_power_loss_level.py``.
   random seeds, printed, each run a subprocess with a fresh example database
   (``resume.testing.runner``), ``meta.jobs()`` at a time.
 * The level is beyond the lab: SQLite's defaults (the ``sqlite-defaults``
-  bug) pass the lab's suite (``-m "not power_loss"``, ``meta.run_whole``).
+  bug) pass the lab's suite: the bug is the correct variant of that name.
 * Traceability: every power bug breaks decision 18 (``clauses.BEYOND_THE_LAB``).
 """
 
@@ -20,7 +20,7 @@ import tempfile
 
 import pytest
 
-from quality import clauses, meta
+from quality import clauses, meta, variants
 from quality import power_bugs as power
 from resume.testing import loader, runner
 
@@ -90,15 +90,13 @@ def test_the_level_catches_each_known_bug_with_a_story(runs, bug, seed_index, ca
             print(f"\n{bug.id}: {stories[0].strip().splitlines()[-1][:600]}")
 
 
-def test_sqlite_defaults_pass_the_lab():
-    """Beyond the lab: the lab's whole suite (``-m "not power_loss"``) passes SQLite's defaults."""
+def test_sqlite_defaults_are_the_correct_variant_of_that_name():
+    """Beyond the lab: SQLite's defaults pass the lab's whole suite. The power bug is the very code of
+    the correct variant ``sqlite-defaults``, which quality/test_correct_variants.py runs the lab on."""
     defaults = next(bug for bug in power.BUGS if bug.id == "sqlite-defaults")
-    with tempfile.TemporaryDirectory(prefix="resume-power-defaults-") as folder:
-        path = meta.write_copies(folder, [defaults], lambda b: f"# {b.what}\n", power.apply)[defaults.id]
-        run = meta.run_whole(path)
-    failing = [test.nodeid for test in run.failures]
-    assert not run.timed_out and run.returncode == 0 and not failing, (
-        f"the lab fails SQLite's defaults (exit {run.returncode}): {failing}\n" + run.output[-3000:])
+    variant = next(v for v in variants.VARIANTS if v.id == "sqlite-defaults")
+    source = meta.REFERENCE.read_text()
+    assert power.apply(defaults, source) == variants.apply(variant, source)
 
 
 def test_every_power_bug_breaks_decision_18_and_the_quote_is_in_spec_md():

@@ -79,7 +79,7 @@ _DURABILITY = '''        con.execute("PRAGMA journal_mode=WAL")
 def _pragmas(*pragmas):
     """``pragmas`` in place of the reference's own (WAL, FULL) in open_store, after the schema's commit."""
     lines = "".join(f'        con.execute("PRAGMA {pragma}")\n' for pragma in pragmas)
-    return ((_DURABILITY, lines or "        pass  # SQLite's defaults\n"),)
+    return ((_DURABILITY, lines),)  # none: SQLite's defaults, the power level's bug of that name
 
 
 # Every message of the reference, reworded (the exact text of each, so that a
