@@ -489,7 +489,7 @@ def cursor_for(window, relation):
         "far before": lambda: st.integers(LAST_MIN, first - 3),
         "first-2": lambda: st.just(first - 2),
         "first-1": lambda: st.just(first - 1),
-        "inside": lambda: st.integers(first, final - 1) if final > first else st.just(first),
+        "inside": lambda: st.integers(first, final - 1),
         "at the end": lambda: st.just(final),
         "past the end": lambda: st.integers(final + 1, SEQ_MAX),
     }[relation]()
@@ -497,6 +497,7 @@ def cursor_for(window, relation):
 
 # The windows that allow each relation (built once).
 _WINDOWS_FOR = {relation: windows(**{"far before": dict(min_first=2), "first-2": dict(min_first=1),
+                                     "inside": dict(min_size=2),  # one item has no inside: its end
                                      "past the end": dict(max_final=SEQ_MAX - 1)}.get(relation, {}))
                 for relation in RELATIONS}
 
