@@ -1018,6 +1018,20 @@ def replay(events, last, limit):""")),
     import ipaddress
     ipaddress.ip_address(host)  # ValueError for a name
     con = open_store(path)''')),
+    # the base classes: values every other test passes too, so the bug breaks nearly every test
+    _bug("fault-called-unchecked", 3,
+         "calls fault() whether or not one was given: apply_event without a fault raises TypeError",
+         (r'''        if fault is not None:
+            fault()''', r'''        fault()''')),
+    _bug("hook-called-unchecked", 6,
+         "calls before_ack(seq) whether or not one was given: a session without one raises TypeError",
+         (r'''            if before_ack is not None:
+                seq, _ = parse_line(line)''', r'''            if True:  # a hook is always given
+                seq, _ = parse_line(line)''')),
+    _bug("port-parsed-from-str", 7,
+         "takes the port for a string (as from argv) and parses it: an int port raises AttributeError",
+         (r'''await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''await asyncio.open_connection(host, int(port.strip()), limit=FRAME_MAX)''')),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the

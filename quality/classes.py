@@ -140,12 +140,14 @@ EXPOSES = {
         "one past: log length above": "log-unbounded",
     },
     "fault": {
+        "None": "fault-called-unchecked",
         "plain": "total-separately",
         "falsy callable": "falsy-fault-skipped",
         "not callable": "uncallable-fault-ignored",
         "raises": "except-exception",
     },
     "before_ack": {
+        "None": "hook-called-unchecked",
         "plain": "hook-before-commit",
         "returns a value": "hook-result-awaited",
         "falsy callable": "falsy-hook-skipped",
@@ -173,6 +175,7 @@ EXPOSES = {
         "name": "host-must-be-ip",
     },
     "port": {
+        "int": "port-parsed-from-str",
         "str of digits": "port-must-be-int",
         "a refused port": "db-leaked",
     },
@@ -214,11 +217,8 @@ NO_BUG = {
     ("events, last, limit", "one past: last above"):
         "unobservable alone: a cursor past 2147483647 is past every log's final seq, so the "
         "past-the-end rule gives the same ValueError",
-    ("fault", "None"): BASE,
     ("fault", "returns a value"): "the contract ignores what fault returns; no realistic bug reads it",
-    ("before_ack", "None"): BASE,
     ("host", "IPv4 address"): BASE,
-    ("port", "int"): BASE,
     ("con", "the connection open_store returned"): BASE,
     ("reader", "lines"): BASE,
     ("writer", "a real socket"): BASE,
