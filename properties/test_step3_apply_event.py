@@ -44,8 +44,11 @@ FOCUS = ["seq", "delta", "fault"]
 
 
 # Strategies are built once, here: one built at each draw costs more than the draw.
-_KINDS = {focus: st.sampled_from(INTENTIONS + ([f"any {focus}"] * len(INTENTIONS) if focus != "fault" else []))
-          for focus in FOCUS}
+# A focus weighs the intention that uses its parameter as much as all the
+# others together: a value from seq's or delta's whole domain, and for fault
+# the next seq (fault runs only when a call applies an event).
+_WEIGHTED = {"seq": "any seq", "delta": "any delta", "fault": "next"}
+_KINDS = {focus: st.sampled_from(INTENTIONS + [_WEIGHTED[focus]] * len(INTENTIONS)) for focus in FOCUS}
 _SOME_FAULT, _ANY_FAULT = domains.hooks(none=False), st.none() | domains.hooks()
 
 

@@ -988,6 +988,15 @@ def replay(events, last, limit):""")),
                     line = await reader.readline()
             except ConnectionResetError:
                 line = b""''')),
+    _bug("no-abort-after-closing-reset", 6,
+         "a closing wait that fails with a reset is given up without abort(), as if a reset peer left nothing open",
+         (r'''    except (TimeoutError, ConnectionError):
+        writer.transport.abort()
+    except BaseException:''', r'''    except TimeoutError:
+        writer.transport.abort()
+    except ConnectionError:
+        pass  # the peer reset the connection: nothing left to abort
+    except BaseException:''')),
     _bug("closing-reset-raised", 6,
          "absorbs only a TimeoutError of the closing wait: a ConnectionError there replaces the returned state",
          (r'''    except (TimeoutError, ConnectionError):

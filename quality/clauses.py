@@ -310,6 +310,7 @@ BREAKS = {
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
     "closing-reset-raised": ("S6.abort",),
+    "no-abort-after-closing-reset": ("S6.abort",),
     "frame-items-parsed": ("D7.types",),
     "log-top-seq-refused": ("S4.values",),
     "timeout-truncated-to-int": ("S6.read-bounded",),
