@@ -156,8 +156,9 @@ async def _session(impl, path, stream, acked):
 
 def _read_in_a_fresh_interpreter(impl, paths):
     # -I -S: no site packages, no environment (a third faster to start); the
-    # contract's implementation is one stdlib-only file.
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", _FRESH_READER, impl.__file__, *paths],
+    # contract's implementation is one stdlib-only file. -B: no __pycache__
+    # beside the learner's file (their folder is left as found).
+    done = subprocess.run([sys.executable, "-I", "-S", "-B", "-c", _FRESH_READER, impl.__file__, *paths],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"the fresh interpreter failed: {done.stderr[-2000:]}"
     return json.loads(done.stdout)
