@@ -25,6 +25,7 @@ from hypothesis.errors import InvalidArgument
 from resume.testing import database, loader
 from resume.testing import check
 from resume.testing.check import PROFILES
+from resume.testing.first_look import is_first_look
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one. One
@@ -105,19 +106,23 @@ FIRST = {
 def pytest_collection_modifyitems(config, items):
     """Cheapest, highest-yield tests first, whatever the files are called.
 
-    Each step's model property (``FIRST``), then steps 1-7, the protocol
-    machine and the deeper levels in the order of ``check.step_paths`` (which
-    ``resume check`` follows too), then the project's own tool tests. With
-    ``-x`` most bugs stop the run within the first seconds. A run given test
-    files or test ids keeps the order it was given (the known-bug meta-test
-    puts the bug's own step first).
+    Every first look (``resume/testing/first_look.py``: a model property's
+    first few examples), then each step's model property (``FIRST``), then
+    steps 1-7, the protocol machine and the deeper levels in the order of
+    ``check.step_paths`` (which ``resume check`` follows too), then the
+    project's own tool tests. With ``-x`` most bugs stop the run within the
+    first seconds. A run given test files or test ids keeps the order it was
+    given after its first looks (the known-bug meta-test puts the bug's own
+    step first; ``resume check`` runs a step per process).
     """
     if any(pathlib.Path(arg.split("::", 1)[0]).is_file() for arg in config.args):
+        items.sort(key=lambda item: not is_first_look(item))
         return
     rank = {path.resolve(): index for index, path in enumerate(check.suite_paths())}
 
     def key(item):
         in_suite = rank.get(item.path.resolve(), len(rank))
-        return (getattr(item, "originalname", item.name) not in FIRST or in_suite == len(rank), in_suite)
+        kind = 0 if is_first_look(item) else 1 if getattr(item, "originalname", item.name) in FIRST else 2
+        return (in_suite == len(rank), kind, in_suite)
 
     items.sort(key=key)  # stable: a file's own order is kept within each class

@@ -18,11 +18,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resume.testing import model
+from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 
 
 @pytest.mark.parametrize("kind", sorted(sts.LINE_KINDS))
+@searching()
 @given(data=st.data())
 def test_parse_line_does_what_the_model_predicts(impl, kind, data):
     line = data.draw(sts.lines(kind), label="line")
     model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line), f"parse_line({line!r})")
+
+
+test_parse_line_does_what_the_model_predicts_first_look = first_look(
+    test_parse_line_does_what_the_model_predicts,
+    data=st.data())
+
+

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resume.testing import busy, domains, model, store
+from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
 
@@ -190,7 +191,7 @@ def test_a_conflicting_checkpoint_table_raises_and_closes_the_connection(impl, t
 
 
 @pytest.mark.parametrize("form", domains.PATH_FORMS)
-@settings(max_examples=max(5, settings.default.max_examples // 5))  # most forms draw nothing but delta
+@searching(max(5, settings.default.max_examples // 5))  # most forms draw nothing but delta
 @given(data=st.data(), delta=st.integers(model.DELTA_MIN, model.DELTA_MAX))
 def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(impl, form, data, delta):
     """Every form of ``path`` (``domains.paths``): the outcome is the model's (``model.open_store``);
@@ -216,3 +217,10 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
             assert read(os.fsdecode(path)) == expected.snapshot(), f"the store is not at {path!r} itself"
         with opened(impl, path) as con:
             assert impl.state(con) == expected.state(), f"open_store({path!r}) again"
+
+
+test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says_first_look = first_look(
+    test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says,
+    data=st.data(), delta=st.integers(model.DELTA_MIN, model.DELTA_MAX))
+
+

@@ -23,6 +23,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, model, store
+from resume.testing.first_look import first_look, searching
 from resume.testing.store import opened, prefill, read, temp_store_path
 
 
@@ -83,7 +84,7 @@ def concrete(world, call):
 
 
 @pytest.mark.parametrize("focus", FOCUS)
-@settings(max_examples=2 * settings.default.max_examples)  # 10 ms an example: cheap, and it finds most bugs
+@searching(2 * settings.default.max_examples)  # 10 ms an example: cheap, and it finds most bugs
 @given(start=domains.stores(), data=st.data())
 def test_apply_event_does_what_the_model_predicts(impl, focus, start, data):
     plan = data.draw(PLANS[focus], label="plan")
@@ -116,6 +117,11 @@ def test_apply_event_does_what_the_model_predicts(impl, focus, start, data):
                               "con.in_transaction is True")
             store.expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
             assert impl.state(con) == expected.state()
+
+
+test_apply_event_does_what_the_model_predicts_first_look = first_look(
+    test_apply_event_does_what_the_model_predicts,
+    start=domains.stores(), data=st.data())
 
 
 BUSY = 0.1  # seconds: the busy timeout the locked-store test gives the connection

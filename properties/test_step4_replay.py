@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resume.testing import model
+from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 
 
@@ -44,6 +45,7 @@ def check(impl, events, last, limit):
 
 
 @pytest.mark.parametrize("kind", sorted(sts.REPLAY_KINDS))
+@searching()
 @given(data=st.data())
 def test_replay_does_what_the_model_predicts(impl, kind, data):
     events, last, limit = data.draw(sts.replay_args(kind), label="events, last, limit")
@@ -54,6 +56,11 @@ def test_replay_does_what_the_model_predicts(impl, kind, data):
         seq, delta = events[at]
         events[at] = (seq, delta + 1 if delta < model.DELTA_MAX else delta - 1)
         check(impl, events, last, limit)
+
+
+test_replay_does_what_the_model_predicts_first_look = first_look(
+    test_replay_does_what_the_model_predicts,
+    data=st.data())
 
 
 def test_replay_of_the_largest_log_cuts_from_the_cursor_by_the_limit(impl):

@@ -19,6 +19,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, model, store
+from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, temp_store_path
 
@@ -68,7 +69,7 @@ def concrete(store, call):
 
 
 @pytest.mark.parametrize("focus", FOCUS)
-@settings(max_examples=2 * settings.default.max_examples)  # a few ms an example: cheap
+@searching(2 * settings.default.max_examples)  # a few ms an example: cheap
 @given(start=domains.stores(), data=st.data())
 def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
     plan = data.draw(PLANS[focus], label="plan")
@@ -94,3 +95,10 @@ def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
                               "con.in_transaction is True")
             store.expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
             assert impl.state(con) == expected.state()
+
+
+test_consume_line_does_what_the_model_predicts_first_look = first_look(
+    test_consume_line_does_what_the_model_predicts,
+    start=domains.stores(), data=st.data())
+
+

@@ -39,6 +39,7 @@ from hypothesis import event, example, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, leaks, model, peers, store, tasks
+from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 from resume.testing.hygiene import each_example_clean
 
@@ -281,6 +282,7 @@ GAP = model.frame(2, 5)
 
 
 @pytest.mark.asyncio
+@searching()
 @given(scenarios())
 # Each path at least once in every run:
 @example(Scenario((F05, F17), hook="plain"))
@@ -314,6 +316,11 @@ async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_
     """Whatever the peer sends and whatever fails when, the session does what the model predicts:
     its outcome, the store, the ACKs, the calls of before_ack, the reclaimed connection, the time."""
     await session_as_predicted(impl, scenario)
+
+
+test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path_first_look = first_look(
+    test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path,
+    scenarios())
 
 
 @pytest.mark.asyncio
@@ -431,7 +438,7 @@ CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ac
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("parameter,kind", CLASSES, ids=[f"{p}: {k}" for p, k in CLASSES])
-@settings(max_examples=max(5, settings.default.max_examples // 3))  # 5 ms an example
+@searching(max(5, settings.default.max_examples // 3))  # 5 ms an example
 @given(data=st.data(), log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3), duplicate=st.booleans())
 @each_example_clean
 async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log, duplicate):
@@ -484,3 +491,10 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         assert mine.awaited == models.awaited, "an awaitable before_ack returns must be awaited before the ACK"
         assert all(committed_at_hook), "before_ack was called before its event was committed"
     assert closed and ended, "the connection was not reclaimed (the client's socket closed, the server seeing the end)"
+
+
+test_any_timeout_and_any_before_ack_do_what_the_model_predicts_first_look = first_look(
+    test_any_timeout_and_any_before_ack_do_what_the_model_predicts,
+    data=st.data(), log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3), duplicate=st.booleans())
+
+

@@ -37,6 +37,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, leaks, model, peers, store, tasks
+from resume.testing.first_look import first_look, searching
 from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import CANCELLED, RAISED, cancel_after, model_outcome, outcome_of, outcome_within, until
 from resume.publisher import Publisher
@@ -185,6 +186,7 @@ def stored_runs(draw):
 
 
 @pytest.mark.asyncio
+@searching()
 @given(stored_runs())
 @each_example_clean
 async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing(impl, run):
@@ -218,6 +220,11 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
         assert [model.ack(seq) for seq in session.acks] == wanted.acks
     assert publisher.sessions[1].sent == []
     assert stored == expected.snapshot(), "each event applied exactly once"
+
+
+test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing_first_look = first_look(
+    test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing,
+    stored_runs())
 
 
 async def run_twice(impl, path, log, start, acked):

@@ -1,4 +1,4 @@
-"""The suite's order: each step's model property first, then steps 1-7, the protocol machine, the deeper levels.
+"""The suite's order: the first looks, each step's model property, steps 1-7, the protocol machine, the deeper levels.
 
 ``pytest -x`` stops at the first failure, so the order is the time a learner
 waits for it (conftest.py's collection hook). A run given files keeps their order.
@@ -9,6 +9,7 @@ import sys
 
 import conftest
 from resume.testing import check
+from resume.testing.first_look import SUFFIX
 
 
 def collected(*args):
@@ -18,17 +19,24 @@ def collected(*args):
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
-def test_a_plain_run_starts_with_each_steps_model_property_then_goes_step_by_step():
+def test_a_plain_run_starts_with_the_first_looks_then_each_steps_model_property_then_goes_step_by_step():
     ids = collected("properties", "stateful")
     names = [test.split("::")[1].split("[")[0] for test in ids]
-    first = len([name for name in names if name in conftest.FIRST])
-    assert set(names[:first]) == conftest.FIRST, "the model properties do not all come first"
+    looks = len([name for name in names if name.endswith(SUFFIX)])
+    assert looks and all(name.endswith(SUFFIX) for name in names[:looks]), "the first looks do not all come first"
+    assert {name.removesuffix(SUFFIX) for name in names[:looks]} <= conftest.FIRST, "a first look of another test"
+    first = looks + len([name for name in names if name in conftest.FIRST])
+    assert set(names[looks:first]) == conftest.FIRST, "the model properties do not all come next"
     order = {path.relative_to(check.ROOT).as_posix(): index for index, path in enumerate(check.suite_paths())}
     files = [order[test.split("::")[0]] for test in ids]
-    assert files[:first] == sorted(files[:first]) and files[first:] == sorted(files[first:])
+    for part in (files[:looks], files[looks:first], files[first:]):
+        assert part == sorted(part), "not step by step"
     assert ids[-1].startswith("stateful/") and "test_protocol.py" not in ids[-1], "the deeper levels come last"
 
 
-def test_a_run_given_files_keeps_their_order():
-    ids = collected("properties/test_step7_crash_resume.py", "properties/test_step1_parse_line.py")
-    assert ids[0].startswith("properties/test_step7_") and ids[-1].startswith("properties/test_step1_")
+def test_a_run_given_files_keeps_their_order_after_their_first_looks():
+    ids = collected("properties/test_step7_run_client.py", "properties/test_step1_parse_line.py")
+    looks = [test for test in ids if SUFFIX in test]
+    assert ids[:len(looks)] == looks and looks[0].startswith("properties/test_step7_")
+    rest = ids[len(looks):]
+    assert rest[0].startswith("properties/test_step7_") and rest[-1].startswith("properties/test_step1_")
