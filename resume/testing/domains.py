@@ -121,7 +121,10 @@ TIMEOUT_CLASSES = {
     # where a comparison belongs is caught.
     "NaN or infinity": st.sampled_from(["nan", "inf", "1e309", "Infinity"]).map(float) | st.just(UserFloat("nan")),
     "int past float range": st.just(2**1024) | st.integers(min_value=2**1024),
-    "bool": st.booleans(),
+    # True first (Hypothesis's first example, and its shrink target): False is also
+    # a zero, as the class "zero" draws; True is the bool a numeric check takes for 1 s.
+    # With st.booleans() a short run drew only False under 3 seeds of 8.
+    "bool": st.sampled_from([True, False]),
     "Fraction": st.just(fractions.Fraction(1, 2)),
     "Decimal": st.sampled_from([decimal.Decimal("0.5"), decimal.Decimal("NaN")]),
     "not a number": st.sampled_from(["1", "1.0", None, [1], 1j, b"1"]) | st.text(max_size=3),
