@@ -1,13 +1,13 @@
-"""The suite's order: the first looks, each step's model property, steps 1-7, the protocol machine, the deeper levels.
+"""The suite's order: first looks, the steps' other tests, their long searches, the machines and deeper levels.
 
 ``pytest -x`` stops at the first failure, so the order is the time a learner
 waits for it (conftest.py's collection hook). A run given files keeps their order.
 """
 
+import re
 import subprocess
 import sys
 
-import conftest
 from resume.testing import check
 from resume.testing.first_look import SUFFIX
 
@@ -19,18 +19,24 @@ def collected(*args):
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
-def test_a_plain_run_starts_with_the_first_looks_then_each_steps_model_property_then_goes_step_by_step():
+def test_a_plain_run_goes_looks_first_then_the_steps_other_tests_then_their_searches_then_the_rest():
     ids = collected("properties", "stateful")
     names = [test.split("::")[1].split("[")[0] for test in ids]
     looks = len([name for name in names if name.endswith(SUFFIX)])
     assert looks and all(name.endswith(SUFFIX) for name in names[:looks]), "the first looks do not all come first"
-    assert {name.removesuffix(SUFFIX) for name in names[:looks]} <= conftest.FIRST, "a first look of another test"
-    first = looks + len([name for name in names if name in conftest.FIRST])
-    assert set(names[looks:first]) == conftest.FIRST, "the model properties do not all come next"
+    searches = {name.removesuffix(SUFFIX) for name in names[:looks]}
     order = {path.relative_to(check.ROOT).as_posix(): index for index, path in enumerate(check.suite_paths())}
-    files = [order[test.split("::")[0]] for test in ids]
-    for part in (files[:looks], files[looks:first], files[first:]):
-        assert part == sorted(part), "not step by step"
+
+    def group(test, name):
+        if name.endswith(SUFFIX):
+            return 0
+        if re.match(r"properties/test_step[1-7]_", test):
+            return 2 if name in searches else 1
+        return 3
+
+    placed = [(group(test, name), order[test.split("::")[0]]) for test, name in zip(ids, names)]
+    assert placed == sorted(placed), "not looks, the steps' other tests, their searches, then the rest, step by step"
+    assert {g for g, _ in placed} == {0, 1, 2, 3}
     assert ids[-1].startswith("stateful/") and "test_protocol.py" not in ids[-1], "the deeper levels come last"
 
 
