@@ -284,7 +284,7 @@ GAP = model.frame(2, 5)
 @pytest.mark.asyncio
 @searching()
 @given(scenarios())
-# Each path at least once in every run:
+# Each path at least once in every run (by the first look, which runs the explicit examples):
 @example(Scenario((F05, F17), hook="plain"))
 @example(Scenario((F05, F05), hook="awaitable"))  # a duplicate is ACKed, its hook called and awaited
 @example(Scenario((F05, b"EVENT 01 5\n", F17)))
