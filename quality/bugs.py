@@ -138,6 +138,18 @@ BUGS = [
         raise
     return con
 ''')),
+    # The tables as SPEC.md writes them: a constraint left out changes no result of
+    # a correct run, so only the test that reads the schema and tries the
+    # constraints (test_the_tables_have_specs_columns_keys_and_constraints) sees it.
+    _bug("checkpoint-id-unchecked", 2,
+         "creates the checkpoint table without CHECK(id=1): a second checkpoint row can be written",
+         (r'''"id INTEGER PRIMARY KEY CHECK(id=1), last''', r'''"id INTEGER PRIMARY KEY, last''')),
+    _bug("ledger-seq-unique-not-key", 2,
+         "declares the ledger's seq UNIQUE instead of its INTEGER PRIMARY KEY",
+         (r'''ledger(seq INTEGER PRIMARY KEY,''', r'''ledger(seq INTEGER UNIQUE,''')),
+    _bug("ledger-delta-nullable", 2,
+         "declares the ledger's delta without NOT NULL",
+         (r'''delta INTEGER NOT NULL)",''', r'''delta INTEGER)",''')),
     _bug("state-swapped", 2,
          "state() returns (total, last)",
          (r'''    return row[0], row[1]''', r'''    return row[1], row[0]''')),
@@ -725,6 +737,11 @@ def replay(events, last, limit):""")),
          (r'''        if fault is not None:
             fault()''', r'''        if fault:
             fault()''')),
+    _bug("fault-result-as-failure", 3,
+         "reads what fault() returns and fails the event (rolled back) when it is truthy",
+         (r'''        if fault is not None:
+            fault()''', r'''        if fault is not None and fault():
+            raise RuntimeError("fault() asked for a failure")''')),
     _bug("uncallable-fault-ignored", 3,
          "skips a fault that cannot be called instead of failing (and rolling back) when calling it",
          (r'''        if fault is not None:

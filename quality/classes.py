@@ -148,6 +148,7 @@ EXPOSES = {
         "falsy callable": "falsy-fault-skipped",
         "not callable": "uncallable-fault-ignored",
         "raises": "except-exception",
+        "returns a value": "fault-result-as-failure",
     },
     "before_ack": {
         "None": "hook-called-unchecked",
@@ -220,7 +221,6 @@ NO_BUG = {
     ("events, last, limit", "one past: last above"):
         "unobservable alone: a cursor past 2147483647 is past every log's final seq, so the "
         "past-the-end rule gives the same ValueError",
-    ("fault", "returns a value"): "the contract ignores what fault returns; no realistic bug reads it",
     ("host", "IPv4 address"): BASE,
     ("con", "the connection open_store returned"): BASE,
     ("reader", "lines"): BASE,

@@ -54,6 +54,8 @@ CLAUSES = [
     _c("D15", 3, "A `fault` or `before_ack` that is not `None` is called as given, with no check beforehand."),
     # ------------------------------------------------- step 2: open_store, state
     _c("S2.create-once", 2, "It creates the two tables only when they do not exist"),
+    _c("S2.checkpoint-table", 2, "checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"),
+    _c("S2.ledger-table", 2, "ledger(seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)"),
     _c("S2.init-once", 2, "inserts the checkpoint's initial row `(1, -1, 0)` only when it does not exist"),
     _c("S2.state", 2, "`state(con)` returns the tuple `(last, total)`"),
     _c("D3.connect", 2, "`open_store` connects with `sqlite3.connect(path, timeout=1.0, isolation_level=None)`"),
@@ -174,6 +176,9 @@ BREAKS = {
     "implicit-transactions": ("D3.autocommit",),
     "leak-on-init-failure": ("S2.close-on-failure",),
     "state-swapped": ("S2.state",),
+    "checkpoint-id-unchecked": ("S2.checkpoint-table",),
+    "ledger-seq-unique-not-key": ("S2.ledger-table",),
+    "ledger-delta-nullable": ("S2.ledger-table",),
     # step 3
     "cursor-first": ("S3.one-transaction",),
     "total-separately": ("S3.one-transaction",),
@@ -232,6 +237,7 @@ BREAKS = {
     "port-must-be-int": ("D16",),
     "path-as-uri": ("D3.connect",),
     "falsy-fault-skipped": ("D15",),
+    "fault-result-as-failure": ("S3.true",),
     "fault-called-unchecked": ("S3.one-transaction",),
     "hook-called-unchecked": ("S6.ack-after-commit",),
     "port-parsed-from-str": ("D16",),
