@@ -244,11 +244,6 @@ class Trace:
         for counts in itertools.product(*(range(choices[unit] + 1) for unit in units)):
             yield dict(zip(units, counts))
 
-    def unit_name(self, unit):
-        if unit == FOLDER:
-            return "the folder"
-        return next((op.name for op in self.ops if op.inode == unit and op.name), f"file #{unit}")
-
 
 def key(folder):
     """A hashable digest of a rebuilt folder: equal folders are judged once."""
@@ -295,10 +290,10 @@ class _Reader:
             call = _CALL.match(rest)
             if call is None or int(call[3], 0) < 0:
                 continue  # a failed call changed nothing; signals and exits are not calls
-            self._call(life, pid, call[1], _args(call[2]), int(call[3], 0), call[4], files)
+            self._call(life, pid, call[1], _args(call[2]), int(call[3], 0), files)
         return self.ops
 
-    def _call(self, life, pid, name, args, result, result_path, files):
+    def _call(self, life, pid, name, args, result, files):
         if name in ("openat", "open", "creat"):
             if name == "openat":
                 _, dirpath = _fd(args[0])
