@@ -9,6 +9,8 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
   fails with no connection attempt;
 * a refused connection propagates its error and the store is closed (no file
   descriptor of this process left on it);
+* a connection attempt that hangs (the peer's accept queue is full) is cut
+  at the timeout with TimeoutError, store closed;
 * a peer that resets at once gives a ConnectionError, store closed;
 * a RESUME drain that fails (raises, hangs, is cancelled: a FAKE drain, the
   one path no real socket reaches) propagates and the socket is reclaimed;
@@ -104,6 +106,29 @@ async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
             con.execute("BEGIN EXCLUSIVE")  # nobody holds a lock on it
             con.execute("ROLLBACK")
         con.close()
+
+
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_store_is_closed(impl):
+    """The peer's accept queue is full, so the kernel drops the SYN: the attempt
+    neither succeeds nor is refused. The connect is bounded by the timeout."""
+    timeout = 0.2
+
+    async def scenario(path):
+        with peers.Listener(full=True) as listener:
+            if not listener.hangs:
+                pytest.skip("this kernel completes a connection past a full accept queue")
+            task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, timeout))
+            outcome = await outcome_of(task, timeout + SLACK)  # HUNG past that
+            assert_store_closed(path)
+        return outcome
+
+    with store.temp_store_path() as path:
+        outcome = await scenario(path)
+        tasks.expect_raised(outcome, TimeoutError, f"run_client(host, port, path, {timeout}) with a peer whose "
+                                                   "connection attempt never completes")
+        assert store.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
 
 
 @pytest.mark.asyncio

@@ -372,6 +372,11 @@ BUGS = [
     _bug("inf-by-identity", 7,
          "tests the timeout with `is not math.inf`: float('inf') made at run time passes",
          (r'''    return 0 < seconds < math.inf''', r'''    return 0 < seconds is not math.inf''')),
+    _bug("connect-unbounded", 7,
+         "does not bound the connection attempt: a peer that never completes it hangs run_client",
+         (r'''        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''        reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
     _bug("resume-minus-one", 7,
          "always sends RESUME -1",
          (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME -1\n")''')),

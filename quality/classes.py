@@ -44,7 +44,7 @@ NODES = {
     "host": "properties/test_step7_run_client.py::test_any_form_of_host_and_port_reaches_the_peer[{}-int]",
     "port": "properties/test_step7_run_client.py::test_any_form_of_host_and_port_reaches_the_peer[IPv4 address-{}]",
 }
-ALONE_ELSEWHERE = {("port", "a refused port")}  # drawn by a test of its own, beside other checks
+ALONE_ELSEWHERE = {("port", "a refused port"), ("port", "a peer that never completes the connection")}  # drawn by a test of its own, beside other checks
 
 BASE = "the base class: every other test draws it too, so every bug of the step shows in it"
 SEARCH = "a search class: it exists to find the bug nobody listed (it reaches the listed ones too)"
@@ -182,6 +182,7 @@ EXPOSES = {
         "int": "port-parsed-from-str",
         "str of digits": "port-must-be-int",
         "a refused port": "db-leaked",
+        "a peer that never completes the connection": "connect-unbounded",
     },
     "con": {
         "two connections on one store": "last-read-before-begin",
@@ -243,7 +244,7 @@ def drawn():
         "before_ack": list(domains.HOOK_KINDS),
         "timeout": list(domains.TIMEOUT_CLASSES),
         "host": list(domains.HOST_FORMS),
-        "port": [*domains.PORT_FORMS, "a refused port"],
+        "port": [*domains.PORT_FORMS, "a refused port", "a peer that never completes the connection"],
         **made,
     }
 

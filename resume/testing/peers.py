@@ -5,7 +5,9 @@ what it cannot do, all on 127.0.0.1:
 
 * ``closed_port()``: a port with no listener (a connection is refused);
 * ``Listener``: a listening socket that never accepts, to tell whether
-  anything connected at all;
+  anything connected at all; with ``full=True`` its accept queue is full, so
+  the kernel drops a new connection's SYN: the attempt neither succeeds nor
+  is refused (a connect that hangs, on loopback);
 * ``Peer``: an asyncio server that writes a fixed script as soon as a client
   connects, and then reads (recording what it got and when the client went
   away), or stalls (never reads, with a tiny receive buffer, so the client's
@@ -53,17 +55,38 @@ class Listener:
     Use as a context manager.
     """
 
-    def __init__(self):
+    def __init__(self, full=False):
         self._sock = socket.socket()
         self._sock.bind((HOST, 0))
-        self._sock.listen(8)
+        self._sock.listen(0 if full else 8)
         self.port = self._sock.getsockname()[1]
+        self._fillers = []
+        self.hangs = False  # whether a new connection attempt hangs (full only)
+        if full:
+            self._fill()
+
+    def _fill(self):
+        # Linux queues one connection beyond a backlog of 0 and then drops
+        # every SYN while the queue is full (tcp_conn_request); a dropped
+        # SYN is retried after 1 s, 3 s, ... and dropped again. Two fillers
+        # (the second one's SYN already dropped), then a probe that must
+        # hang: if it connects, this kernel does not behave so, and the
+        # caller is told (``hangs`` False), not misled.
+        for _ in range(3):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex((HOST, self.port))
+            self._fillers.append(filler)
+        _, writable, _ = select.select([], [self._fillers[-1]], [], 0.05)
+        self.hangs = not writable
 
     def reached(self):
         readable, _, _ = select.select([self._sock], [], [], 0)
         return bool(readable)
 
     def close(self):
+        for filler in self._fillers:
+            filler.close()
         self._sock.close()
 
     def __enter__(self):
