@@ -355,6 +355,9 @@ BUGS = [
          (r'''                if inspect.isawaitable(result):
                     await result
 ''', "")),
+    _bug("only-coroutines-awaited", 6,
+         "awaits what before_ack returns only if it is a coroutine: a Future or another awaitable is dropped",
+         (r'''                if inspect.isawaitable(result):''', r'''                if asyncio.iscoroutine(result):''')),
     _bug("abort-at-once-on-bad-timeout", 6,
          "with an invalid timeout, gives the closing wait no time at all and aborts",
          (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
@@ -747,6 +750,18 @@ def replay(events, last, limit):""")),
          (r'''        if fault is not None:
             fault()''', r'''        if fault is not None and fault():
             raise RuntimeError("fault() asked for a failure")''')),
+    _bug("hook-integrity-error-as-conflict", 3,
+         "takes any sqlite3.IntegrityError in the transaction for a duplicate seq: a fault's own becomes Conflict",
+         (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True
+''', r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True
+    except sqlite3.IntegrityError as error:  # the ledger already holds this seq
+        _rollback(con)
+        raise Conflict(f"event {seq} is already in the ledger") from error
+''')),
     _bug("uncallable-fault-ignored", 3,
          "skips a fault that cannot be called instead of failing (and rolling back) when calling it",
          (r'''        if fault is not None:

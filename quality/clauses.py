@@ -237,6 +237,8 @@ BREAKS = {
     "path-as-uri": ("D3.connect",),
     "falsy-fault-skipped": ("D15",),
     "fault-result-as-failure": ("S3.true",),
+    "hook-integrity-error-as-conflict": ("S3.rollback",),
+    "only-coroutines-awaited": ("D8.awaitable",),
     "fault-called-unchecked": ("S3.one-transaction",),
     "hook-called-unchecked": ("S6.ack-after-commit",),
     "port-parsed-from-str": ("D16",),

@@ -19,9 +19,10 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
   ``timeout_ends(valid)``: the ends of the valid range and one step outside.
 * ``hooks(awaitable=..., kind=...)``, ``HOOK_KINDS``: a ``fault`` or ``before_ack``: None, a plain
   function, one returning something that is neither None nor awaitable, a
-  falsy callable, one returning an awaitable, one raising each kind of
-  ``BaseException`` (directly or from its awaitable), and values that cannot
-  be called at all (decision 15).
+  falsy callable, one returning an awaitable (a coroutine, a Future, an
+  object with ``__await__``), one raising each kind of ``BaseException``
+  (directly or from its awaitable; sqlite3's errors too), and values that
+  cannot be called at all (decision 15).
 """
 
 import asyncio
@@ -32,6 +33,7 @@ import functools
 import math
 import os
 import pathlib
+import sqlite3
 import sys
 
 from hypothesis import event
@@ -178,9 +180,40 @@ class HookFailure(Exception):
     """The test's own exception class, raised by a drawn hook."""
 
 
-# Every kind of BaseException a hook may raise (decision 5 and step 6).
+# Every kind of BaseException a hook may raise (decision 5 and step 6); the
+# sqlite3 errors are a hook's that does SQL of its own, and an implementation
+# must not take them for its own statements' (a Conflict, say).
 HOOK_ERRORS = [HookFailure, RuntimeError, ValueError, TypeError, OSError, ConnectionResetError, TimeoutError,
+               sqlite3.IntegrityError, sqlite3.OperationalError,
                KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit]
+
+# What an awaitable a before_ack returns can be (decision 8 says awaitable,
+# not coroutine): a coroutine, a Future, or an object with ``__await__``.
+AWAITABLE_SHAPES = ["coroutine", "Future", "__await__"]
+
+
+class _Awaitable:
+    """An awaitable that is neither a coroutine nor a Future."""
+
+    def __init__(self, coroutine):
+        self._coroutine = coroutine
+
+    def __await__(self):
+        return self._coroutine.__await__()
+
+
+class _Future(asyncio.Future):
+    """A Future, done from the start, that notes when it is awaited. (Not a Task:
+    a Task raising KeyboardInterrupt would raise it out of the event loop.)"""
+
+    def __init__(self, on_await, error, result):
+        super().__init__(loop=asyncio.get_running_loop())
+        self._on_await = on_await
+        self.set_exception(error) if error is not None else self.set_result(result)
+
+    def __await__(self):
+        self._on_await()
+        return super().__await__()
 
 
 class Hook:
@@ -191,8 +224,8 @@ class Hook:
     name that very object.
     """
 
-    def __init__(self, name, error=None, returns=None, awaitable=False):
-        self.name, self.error, self.returns, self.awaitable = name, error, returns, awaitable
+    def __init__(self, name, error=None, returns=None, awaitable=None):
+        self.name, self.error, self.returns, self.awaitable = name, error, returns, awaitable  # a shape, or None
         self.calls = []
         self.awaited = []
         self.observer = None  # called first on every call: a test looks at the store at that moment
@@ -204,8 +237,12 @@ class Hook:
         self.calls.append(args)
         if self.observer is not None:
             self.observer(*args)
-        if self.awaitable:
+        if self.awaitable == "coroutine":
             return self._later(args)
+        if self.awaitable == "Future":
+            return _Future(lambda: self.awaited.append(args), self.error, self.returns)
+        if self.awaitable == "__await__":
+            return _Awaitable(self._later(args))
         if self.error is not None:
             raise self.error
         return self.returns
@@ -241,6 +278,9 @@ HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callabl
 """The classes of ``fault`` and ``before_ack`` (the last two only for ``before_ack``: it may return an awaitable)."""
 
 
+_SHAPES, _ERRORS = st.sampled_from(AWAITABLE_SHAPES), st.sampled_from(HOOK_ERRORS)
+
+
 @functools.cache  # one strategy object per set of arguments (see ints)
 @st.composite
 def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
@@ -257,13 +297,14 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
         return Hook("a hook returning 42", returns=42)
     if kind == "falsy callable":
         return FalsyHook("a falsy callable hook")
+    shape = draw(_SHAPES) if kind.startswith("awaitable") else None
     if kind in ("raises", "awaitable raises"):
-        cls = draw(st.sampled_from(HOOK_ERRORS))
+        cls = draw(_ERRORS)
         error = cls("raised by the test's hook")
-        where = "from its awaitable" if kind == "awaitable raises" else "when called"
-        return Hook(f"a hook raising {cls.__name__} {where}", error=error, awaitable=kind == "awaitable raises")
+        where = f"from the {shape} it returns" if shape else "when called"
+        return Hook(f"a hook raising {cls.__name__} {where}", error=error, awaitable=shape)
     if kind == "awaitable":
-        return Hook("a hook returning an awaitable", awaitable=True)
+        return Hook(f"a hook returning a {shape}", awaitable=shape)
     return Hook("a plain hook")
 
 
