@@ -34,7 +34,10 @@ from resume.testing.store import opened, prefill, read, temp_store_path
 #                 with no row, or below 0, the model says Conflict / ValueError)
 #   other delta   seq = last - k, a delta that differs from the ledger's
 #   gap           seq = last + 1 + k
-#   any seq, any delta: seq or delta from the run's class of it, else its whole domain
+#   any seq       seq from the run's class of it, else its whole domain; delta 1
+#   any delta     delta from the run's class of it, else its whole domain, at the
+#                 next seq, past a gap, at the cursor or below it (k = 0..3):
+#                 an invalid delta meets every path, not only the next event's
 INTENTIONS = ["next", "same again", "other delta", "gap", "any seq", "any delta"]
 
 
@@ -81,7 +84,7 @@ def concrete(world, call):
     if kind == "any seq":
         return value, 1
     if kind == "any delta":
-        return world.last + 1, value
+        return world.last + (1, 2, 0, -1)[k], value
     delta = value if model.is_delta(value) else 1
     if kind == "next":
         return world.last + 1, delta

@@ -33,6 +33,7 @@ import asyncio
 import dataclasses
 import errno
 import math
+import time
 
 import pytest
 from hypothesis import event, example, given, note, settings
@@ -331,6 +332,51 @@ async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_s
     """The property's one path that waits a whole second (decision 10's bound after an invalid
     timeout), in a test of its own so that a plain run reaches every other test of step 6 first."""
     await session_as_predicted(impl, scenario)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("shape", ["blocks", "awaits"])
+@each_example_clean
+async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_has_its_own_bound(impl, shape):
+    """"Bound every readline wait by timeout": each wait, not the session as a whole, and not
+    before_ack, whose awaitable is awaited (decision 8). Here before_ack takes longer than the
+    timeout (blocking, or in its awaitable); every line is already in the socket, and the read
+    after it waits one turn of the loop all the same (a FAKE reader: a read over a network
+    waits, and a bound that already ran out shows only in a read that waits)."""
+    timeout, slow = SHORT, 2 * SHORT
+    lines = [F05, F17]
+
+    def before_ack(seq):
+        if shape == "blocks":
+            time.sleep(slow)
+            return None
+        return asyncio.sleep(slow)
+
+    expected = model.Store()
+    predicted = await expected.session(lines, None, timeout, lambda seq: None)
+    what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where before_ack {shape} {slow} s, "
+            "the server sends EVENT 0 5, EVENT 1 7, then EOF")
+    with store.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            async with peers.Peer(b"".join(lines)) as peer:
+                reader, writer = await connect(peer.port)
+                async with asyncio.timeout(SLACK):  # the peer has sent its lines: no read waits for the network
+                    while not peer.connections:
+                        await asyncio.sleep(0.001)
+                reader = peers.ReadHook(reader, 2, lambda: asyncio.sleep(0))
+                got = await tasks.model_outcome(impl, impl.consume_session(reader, writer, con, timeout, before_ack),
+                                                4 * slow + SLACK)
+                await settle(writer)
+                await peer.all_ended(PEER_ENDS_WITHIN)
+                received = peer.connections[0].received[len(RESUME):]
+            stored = store.read(path)
+        finally:
+            con.close()
+    model.expect(got, predicted.outcome, what)
+    if received != b"".join(predicted.acks):
+        model.differs(f"{what}: the ACKs", acks_text(predicted.acks), acks_text(received.splitlines(keepends=True)))
+    assert stored == expected.snapshot()
 
 
 async def session_as_predicted(impl, scenario):

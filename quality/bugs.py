@@ -358,6 +358,22 @@ BUGS = [
     _bug("only-coroutines-awaited", 6,
          "awaits what before_ack returns only if it is a coroutine: a Future or another awaitable is dropped",
          (r'''                if inspect.isawaitable(result):''', r'''                if asyncio.iscoroutine(result):''')),
+    _bug("session-deadline", 6,
+         "bounds the whole session by one deadline instead of each read: a session longer than the timeout fails",
+         (r'''        _check_timeout(timeout)
+        while True:
+            async with asyncio.timeout(timeout):
+                line = await reader.readline()''', r'''        _check_timeout(timeout)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            async with asyncio.timeout_at(deadline):
+                line = await reader.readline()''')),
+    _bug("hook-awaitable-bounded", 6,
+         "bounds before_ack's awaitable by the timeout: a slow one is cut off with TimeoutError",
+         (r'''                if inspect.isawaitable(result):
+                    await result''', r'''                if inspect.isawaitable(result):
+                    async with asyncio.timeout(timeout):
+                        await result''')),
     _bug("abort-at-once-on-bad-timeout", 6,
          "with an invalid timeout, gives the closing wait no time at all and aborts",
          (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
@@ -898,6 +914,13 @@ def replay(events, last, limit):""")),
          (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
     # Outside the try''', r'''    _check_int("delta", delta, -(2**63), 2**63 - 1)
     # Outside the try''')),
+    _bug("delta-checked-late", 3,
+         "checks delta only just before writing it: on a gap or a duplicate an invalid delta gives Gap, Conflict or False",
+         (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try''', r'''    # Outside the try'''),
+         (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''',
+          r'''        _check_int("delta", delta, DELTA_MIN, DELTA_MAX)  # before it is written
+        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''')),
     _bug("apply-delta-exclusive", 3,
          "apply_event's delta bounds are exclusive: -1000 and 1000 are refused",
          (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)

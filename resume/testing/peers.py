@@ -16,7 +16,8 @@ what it cannot do, all on 127.0.0.1:
   slow on demand (a real socket does none of it when a test wants it to),
   and that calls a test's function as a wait is entered;
 * ``ReadHook``: a FAKE reader that calls a test's function as its n-th
-  ``readline()`` is entered (a cancellation, a reset, arriving in that read);
+  ``readline()`` is entered (a cancellation, a reset, arriving in that read;
+  or a read that waits though its line is there);
 * ``faulty_first_drain()``: patches ``asyncio.open_connection`` so that the
   writer it returns is a FAKE whose first ``drain()`` hangs or raises, while
   the socket stays open: the only way to make run_client's RESUME drain fail
@@ -255,7 +256,10 @@ class ReadHook:
     Then that read goes on as the real one: with nothing more to come (the
     peer sent its lines and stays silent) it waits, so what ``act()`` starts
     (a cancellation of the session's task, a reset by the peer) arrives in
-    that very wait. Everything else goes to the real reader.
+    that very wait. An awaitable ``act()`` returns is awaited first: with
+    ``asyncio.sleep(0)``, a read of a line already in the socket waits all
+    the same, as a read over a network does. Everything else goes to the
+    real reader.
     """
 
     def __init__(self, reader, nth, act):
@@ -267,8 +271,8 @@ class ReadHook:
 
     async def readline(self):
         self.reads += 1
-        if self.reads == self._nth:
-            self._act()
+        if self.reads == self._nth and (waiting := self._act()) is not None:
+            await waiting
         return await self._reader.readline()
 
 
