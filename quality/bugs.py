@@ -374,6 +374,33 @@ BUGS = [
                     await result''', r'''                if inspect.isawaitable(result):
                     async with asyncio.timeout(timeout):
                         await result''')),
+    _bug("locked-line-skipped", 6,
+         "takes any sqlite3 error while handling a line for a passing lock and goes on to the next line",
+         (r'''            ack = consume_line(con, line)
+            if before_ack is not None:
+                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+                result = before_ack(seq)
+                if inspect.isawaitable(result):
+                    await result
+            writer.write(ack)''', r'''            try:
+                ack = consume_line(con, line)
+                if before_ack is not None:
+                    seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+                    result = before_ack(seq)
+                    if inspect.isawaitable(result):
+                        await result
+            except sqlite3.Error:
+                continue  # the store was busy or locked: the publisher resends what was not ACKed
+            writer.write(ack)''')),
+    _bug("reclaim-on-exception-only", 6,
+         "reclaims the connection after an Exception only: a KeyboardInterrupt or a cancellation leaves it open",
+         (r'''                await writer.drain()
+    except BaseException:
+        await _reclaim_after_error(writer, close_timeout)
+        raise''', r'''                await writer.drain()
+    except Exception:
+        await _reclaim_after_error(writer, close_timeout)
+        raise''')),
     _bug("abort-at-once-on-bad-timeout", 6,
          "with an invalid timeout, gives the closing wait no time at all and aborts",
          (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
@@ -778,6 +805,15 @@ def replay(events, last, limit):""")),
         _rollback(con)
         raise Conflict(f"event {seq} is already in the ledger") from error
 ''')),
+    _bug("fault-error-returns-false", 3,
+         "takes an Exception from fault for 'not applied': rolls back and returns False instead of raising it",
+         (r'''        if fault is not None:
+            fault()''', r'''        if fault is not None:
+            try:
+                fault()
+            except Exception:
+                _rollback(con)
+                return False''')),
     _bug("uncallable-fault-ignored", 3,
          "skips a fault that cannot be called instead of failing (and rolling back) when calling it",
          (r'''        if fault is not None:

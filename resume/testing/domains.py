@@ -21,8 +21,9 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
   function, one returning something that is neither None nor awaitable, a
   falsy callable, one returning an awaitable (a coroutine, a Future, an
   object with ``__await__``), one raising each kind of ``BaseException``
-  (directly or from its awaitable; sqlite3's errors too), and values that
-  cannot be called at all (decision 15).
+  (directly: an Exception, a BaseException that is not one, an sqlite3
+  error; or from its awaitable), and values that cannot be called at all
+  (decision 15).
 """
 
 import asyncio
@@ -180,12 +181,17 @@ class HookFailure(Exception):
     """The test's own exception class, raised by a drawn hook."""
 
 
-# Every kind of BaseException a hook may raise (decision 5 and step 6); the
-# sqlite3 errors are a hook's that does SQL of its own, and an implementation
-# must not take them for its own statements' (a Conflict, say).
-HOOK_ERRORS = [HookFailure, RuntimeError, ValueError, TypeError, OSError, ConnectionResetError, TimeoutError,
-               sqlite3.IntegrityError, sqlite3.OperationalError,
-               KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit]
+# Every kind of BaseException a hook may raise (decision 5 and step 6), in
+# three classes, so that every run of a class meets its kind: Exceptions, the
+# BaseExceptions that are not (which ``except Exception`` lets through), and
+# sqlite3's errors, a hook's that does SQL of its own, which an implementation
+# must not take for its own statements' (a duplicate, a lock).
+HOOK_ERRORS = {
+    "raises an Exception": [HookFailure, RuntimeError, ValueError, TypeError, OSError, ConnectionResetError,
+                            TimeoutError],
+    "raises a BaseException": [KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit],
+    "raises an sqlite3 error": [sqlite3.IntegrityError, sqlite3.OperationalError],
+}
 
 # What an awaitable a before_ack returns can be (decision 8 says awaitable,
 # not coroutine): a coroutine, a Future, or an object with ``__await__``.
@@ -273,12 +279,14 @@ def fresh(hook):
 NOT_CALLABLE = [0, "", b"x", [], 1.5, True]
 
 
-HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callable", "raises",
+HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callable", *HOOK_ERRORS,
               "awaitable", "awaitable raises"]
 """The classes of ``fault`` and ``before_ack`` (the last two only for ``before_ack``: it may return an awaitable)."""
 
 
-_SHAPES, _ERRORS = st.sampled_from(AWAITABLE_SHAPES), st.sampled_from(HOOK_ERRORS)
+_SHAPES = st.sampled_from(AWAITABLE_SHAPES)
+_ERRORS = {kind: st.sampled_from(errors) for kind, errors in HOOK_ERRORS.items()}
+_ERRORS["awaitable raises"] = st.sampled_from([error for errors in HOOK_ERRORS.values() for error in errors])
 
 
 @functools.cache  # one strategy object per set of arguments (see ints)
@@ -298,8 +306,8 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
     if kind == "falsy callable":
         return FalsyHook("a falsy callable hook")
     shape = draw(_SHAPES) if kind.startswith("awaitable") else None
-    if kind in ("raises", "awaitable raises"):
-        cls = draw(_ERRORS)
+    if "raises" in kind:
+        cls = draw(_ERRORS[kind])
         error = cls("raised by the test's hook")
         where = f"from the {shape} it returns" if shape else "when called"
         return Hook(f"a hook raising {cls.__name__} {where}", error=error, awaitable=shape)
