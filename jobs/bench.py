@@ -346,8 +346,8 @@ COMMIT_EVENTS = 300
 COMMIT_REPEATS = 3
 # SPEC.md's schema, as the harness lays it down for stores "another writer made".
 _FLOOR_SCHEMA = (
-    stores.CHECKPOINT.format(create="CREATE TABLE"),
-    stores.LEDGER.format(create="CREATE TABLE"),
+    stores.CHECKPOINT,
+    stores.LEDGER,
     "INSERT INTO checkpoint(id, last, total) VALUES (1, -1, 0)",
 )
 

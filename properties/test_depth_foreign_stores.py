@@ -1,9 +1,9 @@
 """Stores other writers made: ``open_store`` keeps them, and the receiver carries on exactly once.
 
-* A store laid down with raw sqlite3 in SPEC.md's exact schema
+* A store laid down with raw sqlite3 in SPEC.md's schema
   (``resume.testing.stores.foreign_stores``: any valid checkpoint, up to the
   top of the seq range; a ledger with its older rows trimmed; the tables in
-  either order; any journal mode): ``open_store`` keeps the schema, the
+  either order, spelled as SPEC.md does or otherwise; any journal mode): ``open_store`` keeps the schema, the
   checkpoint and every ledger row; ``state`` reads them; then applying a run
   through ``apply_event`` and ``consume_line`` follows the model (``model.Store``)
   from that checkpoint: kept rows are duplicates, a trimmed seq at or below
@@ -61,7 +61,7 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
 def test_a_store_left_by_a_writer_killed_mid_commit_is_recovered_whole(impl, foreign, rows, by_impl):
     with store.temp_store_path() as path:
         if by_impl:  # the store made by the implementation itself, then a few events
-            foreign = stores.Foreign(-1, 0, (), "checkpoint", True, "CREATE TABLE", "delete")
+            foreign = stores.Foreign(-1, 0, (), "checkpoint", True, "SPEC.md's", "delete")
             with store.opened(impl, path):
                 pass
         else:

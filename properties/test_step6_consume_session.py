@@ -98,6 +98,8 @@ def acks_text(acks):
 # without it is "cut off" below; two lines are two reads).
 ONE_LINE_MALFORMATIONS = sorted(set(sts.FRAME_MALFORMATIONS) - {"missing final LF", "more than one line"})
 
+ONE_LINE = {kind: sts.FRAME_MALFORMATIONS[kind].filter(lambda line: line.count(b"\n") == 1 and line.endswith(b"\n"))
+            for kind in ONE_LINE_MALFORMATIONS}
 BAD_LINES = ["malformed", "cut off", "over-long", "gap", "conflict"]  # a line that ends the session
 ENDS = {"EOF": "EOF", "silence": "sends nothing more",  # what the peer does once its lines are sent
         "reset": "resets the connection as the client reads after the last line"}
@@ -181,8 +183,7 @@ def scenarios(draw):
     next_seq, delta = len(applied), draw(sts.deltas())
     good = model.frame(next_seq, delta)
     if bad == "malformed":
-        malformation = sts.FRAME_MALFORMATIONS[draw(st.sampled_from(ONE_LINE_MALFORMATIONS))]
-        lines.append(draw(malformation.filter(lambda line: line.count(b"\n") == 1 and line.endswith(b"\n"))))
+        lines.append(draw(ONE_LINE[draw(st.sampled_from(ONE_LINE_MALFORMATIONS))]))
     elif bad == "cut off":  # EOF in the middle of a frame (decision 9)
         lines.append(good[: draw(st.integers(1, len(good) - 1))])
     elif bad == "over-long":  # 65 bytes or more with the LF: past the reader's limit
@@ -479,7 +480,10 @@ async def play(impl, con, scenario, timeout, hook_error, close_error, duration):
 # One run per class of each parameter (the other drawn from its whole domain),
 # so that every class is reached in every run: Hypothesis draws the first
 # choices of a long list far more often than the last.
-CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
+# A line of each one-line malformed class ends the session as its own run: a
+# session that skips a class of line (a blank keep-alive, say) shows only there.
+CLASSES = ([("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
+           + [("line", kind) for kind in ONE_LINE_MALFORMATIONS])
 
 
 @pytest.mark.asyncio
@@ -490,19 +494,22 @@ CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ac
 async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log, duplicate):
     """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
     invalid timeout, a falsy or uncallable hook, one that raises any BaseException (directly or from
-    its awaitable), one that returns something else. The call is awaited in the test's own task, so
+    its awaitable), one that returns something else; and, one run per class, a session ended by a
+    malformed line of that class. The call is awaited in the test's own task, so
     that a KeyboardInterrupt from the hook comes back here rather than out of the event loop."""
     timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
     before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
                            label="before_ack")
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []
+    if parameter == "line":  # then a line that would be valid: never read
+        lines += [data.draw(ONE_LINE[kind], label="line"), model.frame(len(log), 0)]
     store_after = model.Store()
     models = domains.fresh(before_ack)
     predicted = await store_after.session(lines, None, timeout, models)
     mine = domains.fresh(before_ack)
     note(f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r}) on a new store; the server sends "
-         + (", ".join(line.decode().strip() for line in lines) or "nothing") + ", then EOF"
+         + (", ".join(map(shown, lines)) or "nothing") + ", then EOF"
          + (f"; expected of the client: {acks_text(predicted.acks)}, before_ack called for {predicted.calls}"
             if before_ack is not None else ""))
     with store.temp_store_path() as path:

@@ -239,6 +239,16 @@ BUGS = [
     _bug("limit-off-by-one", 4,
          "returns limit + 1 events",
          (r'''    return list(events[start:start + limit])''', r'''    return list(events[start:start + limit + 1])''')),
+    _bug("consecutive-by-span", 4,
+         "checks that the seqs are consecutive by their span alone (final - first == len - 1)",
+         (r'''        if previous is not None and seq != previous + 1:
+            raise ValueError(f"events[{index}] has seq {seq} after {previous}: not consecutive")
+''', ""),
+         (r'''    first, final = events[0][0], events[-1][0]
+    if last > final:''', r'''    first, final = events[0][0], events[-1][0]
+    if final - first != len(events) - 1:  # n consecutive seqs span exactly n - 1
+        raise ValueError(f"seqs {first}..{final} are not {len(events)} consecutive seqs")
+    if last > final:''')),
     _bug("holes-accepted", 4,
          "checks that seqs ascend but not that they are consecutive",
          (r'''        if previous is not None and seq != previous + 1:''',
@@ -401,6 +411,15 @@ BUGS = [
     except Exception:
         await _reclaim_after_error(writer, close_timeout)
         raise''')),
+    _bug("blank-line-skipped", 6,
+         "skips a blank line as a publisher's keep-alive instead of failing with ValueError",
+         (r'''            if not line:
+                break
+            ack = consume_line(con, line)''', r'''            if not line:
+                break
+            if not line.strip():
+                continue  # a keep-alive
+            ack = consume_line(con, line)''')),
     _bug("abort-at-once-on-bad-timeout", 6,
          "with an invalid timeout, gives the closing wait no time at all and aborts",
          (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
@@ -877,6 +896,13 @@ def replay(events, last, limit):""")),
          "allows underscores between digits, as Python literals do ('1_000')",
          (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
           r'''_FRAME = re.compile(rb"EVENT (0|[1-9](?:_?[0-9])*) (0|-?[1-9](?:_?[0-9])*)\n")''')),
+    _bug("blank-line-is-none", 1,
+         "returns None for a blank line (a keep-alive) instead of raising ValueError",
+         (r'''    # Check that this is one complete frame before looking inside it.
+''', r'''    if not line.strip():
+        return None  # a keep-alive: nothing to apply
+    # Check that this is one complete frame before looking inside it.
+''')),
     _bug("hex-accepted", 1,
          "reads the seq with int(x, 0), so a 0x-prefixed hex seq passes",
          (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',

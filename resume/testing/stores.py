@@ -39,8 +39,19 @@ from hypothesis import strategies as st
 from resume.testing import busy, model, store
 from resume.testing import strategies as sts
 
-CHECKPOINT = "{create} checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"
-LEDGER = "{create} ledger(seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)"
+CHECKPOINT = "CREATE TABLE checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"
+LEDGER = "CREATE TABLE ledger(seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)"
+# SPEC.md's tables as other writers spell them (decision 17 leaves the SQL text
+# to each implementation): the same tables, whatever the text SQLite keeps.
+SPELLINGS = {
+    "SPEC.md's": (CHECKPOINT, LEDGER),
+    "lower case": (CHECKPOINT.lower(), LEDGER.lower()),
+    "over several lines": ("CREATE TABLE checkpoint (\n    id    INTEGER PRIMARY KEY CHECK (id = 1),\n"
+                           "    last  INTEGER NOT NULL,\n    total INTEGER NOT NULL\n)",
+                           "CREATE TABLE ledger (\n    seq   INTEGER PRIMARY KEY,\n    delta INTEGER NOT NULL\n)"),
+    "quoted names": ('CREATE TABLE "checkpoint"("id" INTEGER PRIMARY KEY CHECK("id"=1), "last" INTEGER NOT NULL, '
+                     '"total" INTEGER NOT NULL)', 'CREATE TABLE "ledger"("seq" INTEGER PRIMARY KEY, "delta" INTEGER NOT NULL)'),
+}
 JOURNAL_MODES = ["delete", "truncate", "persist", "wal"]
 MAX_KEPT = 300  # ledger rows laid down at most (the rest trimmed)
 
@@ -54,7 +65,7 @@ class Foreign:
     kept: tuple  # ((seq, delta), ...): the ledger rows kept, a suffix of 0..last
     tables_first: str  # "checkpoint" or "ledger": the table created first
     row_first: bool  # the checkpoint row inserted before the ledger rows
-    create: str  # "CREATE TABLE" or "create table"
+    spelling: str  # a key of SPELLINGS
     journal_mode: str
 
     @property
@@ -86,7 +97,7 @@ def foreign_stores(draw, max_kept=MAX_KEPT, max_last=sts.SEQ_MAX, journal_modes=
         kept=kept,
         tables_first=draw(st.sampled_from(["checkpoint", "ledger"])),
         row_first=draw(st.booleans()),
-        create=draw(st.sampled_from(["CREATE TABLE", "create table"])),
+        spelling=draw(st.sampled_from(list(SPELLINGS))),
         journal_mode=draw(st.sampled_from(journal_modes)),
     )
 
@@ -95,11 +106,11 @@ def lay_down(path, foreign):
     """Write ``foreign`` at ``path`` (a new file) with a raw sqlite3 connection of the harness's own."""
     with contextlib.closing(busy.connect(path, isolation_level=None)) as con:
         con.execute(f"PRAGMA journal_mode={foreign.journal_mode}")
-        tables = {"checkpoint": CHECKPOINT, "ledger": LEDGER}
+        tables = dict(zip(["checkpoint", "ledger"], SPELLINGS[foreign.spelling]))
         order = ["checkpoint", "ledger"] if foreign.tables_first == "checkpoint" else ["ledger", "checkpoint"]
         con.execute("BEGIN IMMEDIATE")
         for name in order:
-            con.execute(tables[name].format(create=foreign.create))
+            con.execute(tables[name])
         row = ("INSERT INTO checkpoint(id, last, total) VALUES (1, ?, ?)", (foreign.last, foreign.total))
         if foreign.row_first:
             con.execute(*row)

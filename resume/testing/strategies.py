@@ -347,6 +347,11 @@ def nul_frames(draw):
     return good[:pos] + b"\x00" + good[pos:]
 
 
+def blank_lines():
+    """A line with nothing in it: only its LF, or blanks before it (a keep-alive, some publishers say)."""
+    return st.sampled_from([b"\n", b" \n", b"\t\n", b"  \n"])
+
+
 FRAME_MALFORMATIONS = {
     "leading zero": leading_zero_frames(),
     "plus sign": plus_sign_frames(),
@@ -364,6 +369,7 @@ FRAME_MALFORMATIONS = {
     "field count": field_count_frames(),
     "over 64 bytes": over_length_frames(),
     "NUL": nul_frames(),
+    "blank line": blank_lines(),
 }
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
 
@@ -636,6 +642,23 @@ def _seq_out_of_range(draw):
     return draw(windows(max_size=16, min_first=SEQ_MAX - 15).map(_to_top)) + [(SEQ_MAX + 1, draw(deltas()))]
 
 
+@st.composite
+def _cancelling(draw):
+    # Two defects whose effects on the log's span cancel out: its first and
+    # final seqs and its length are a consecutive log's. Two items swapped
+    # (a descent), or an item repeating the one before it (a repeat, then a hole).
+    n = draw(st.integers(4, LOG_MAX))
+    i = draw(st.integers(1, n - 3))
+    window = _window(draw, n)
+    seqs = [seq for seq, _ in window]
+    if draw(st.booleans()):
+        j = draw(st.integers(i + 1, n - 2))
+        seqs[i], seqs[j] = seqs[j], seqs[i]
+    else:
+        seqs[i] = seqs[i - 1]
+    return [(seq, delta) for seq, (_, delta) in zip(seqs, window)]
+
+
 def _from_zero(window):
     return [(s - window[0][0], d) for s, d in window]
 
@@ -662,6 +685,7 @@ LOG_MALFORMATIONS = {
     "descending": _seq_break(-2),
     "repeated seq": _seq_break(-1),
     "reversed": windows(min_size=2).map(lambda w: w[::-1]),
+    "defects that cancel out": _cancelling(),
 }
 """Every kind of malformed ``events`` argument, by label; each value is a strategy."""
 
