@@ -150,6 +150,18 @@ BUGS = [
     _bug("ledger-delta-nullable", 2,
          "declares the ledger's delta without NOT NULL",
          (r'''delta INTEGER NOT NULL)",''', r'''delta INTEGER)",''')),
+    _bug("foreign-schema-text-refused", 2,
+         "refuses a store whose tables another program spelled otherwise (compares the CREATE text with its own)",
+         (r'''            for statement in _SCHEMA:
+                con.execute(statement)
+''', r'''            for statement in _SCHEMA:
+                con.execute(statement)
+            # A store made by something else is refused: its tables must be ours.
+            for (sql,) in con.execute(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name IN ('checkpoint', 'ledger')"):
+                if "CREATE TABLE IF NOT EXISTS " + sql[len("CREATE TABLE "):] not in _SCHEMA:
+                    raise sqlite3.DatabaseError(f"not a store of ours: {sql}")
+''')),
     _bug("state-swapped", 2,
          "state() returns (total, last)",
          (r'''    return row[0], row[1]''', r'''    return row[1], row[0]''')),

@@ -248,6 +248,7 @@ BREAKS = {
     "blank-line-skipped": ("S5.errors",),
     "blank-line-is-none": ("D1.value-error",),
     "consecutive-by-span": ("S4.consecutive",),
+    "foreign-schema-text-refused": ("S2.create-once",),
     "fault-called-unchecked": ("S3.one-transaction",),
     "hook-called-unchecked": ("S6.ack-after-commit",),
     "port-parsed-from-str": ("D16",),
