@@ -9,7 +9,7 @@ what ``replay`` returns or raises is what the model predicts
 (``model.replay``), a result is a new list, the caller's log is left
 exactly as it was (the same item objects, equal to a deep copy taken
 before), and the answer follows the log when the caller changes it between
-two calls.
+two calls, while the list the first call returned stays as it was.
 """
 
 import collections.abc
@@ -55,7 +55,11 @@ def test_replay_does_what_the_model_predicts(impl, kind, data):
         at = events.index(got.value[0])
         seq, delta = events[at]
         events[at] = (seq, delta + 1 if delta < model.DELTA_MAX else delta - 1)
+        kept, copy = got.value, list(got.value)
         check(impl, events, last, limit)
+        if kept != copy:  # a new list each time: the one the caller kept is the caller's
+            model.differs(f"the list replay({events!r}, {last!r}, {limit!r}) returned before, kept by the caller",
+                          f"left as it was: {copy!r}", f"it is now {kept!r}")
 
 
 test_replay_does_what_the_model_predicts_first_look = first_look(

@@ -20,7 +20,8 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
 * a line longer than 64 bytes fails at once with ValueError (the reader's
   limit is 64), not after the timeout;
 * cancelled at any point (connecting, sending RESUME, mid-session), the
-  cancellation propagates, and the store and the socket are closed.
+  cancellation propagates, and the store and the socket are closed;
+* two run_clients at once in one process each keep to their own store.
 
 The tests are ``async def``, run by pytest-asyncio (``@given`` on the async
 test: all examples of one test share its event loop), and every example is
@@ -262,6 +263,30 @@ async def run_twice(impl, path, log, start, acked):
             assert_store_closed(path)
             assert await peers.publisher_idle(publisher, PEER_ENDS_WITHIN), "the publisher never saw the connection end"
     return results, calls, publisher
+
+
+@pytest.mark.asyncio
+@each_example_clean
+async def test_two_run_clients_at_once_each_keep_to_their_own_store(impl):
+    """Two receivers in one process, at once, each with its store and its publisher (stop and
+    wait: the sessions interleave): each applies its own log and returns its own state."""
+    logs = [[(seq, 1) for seq in range(3)], [(seq, -2) for seq in range(12)]]
+    expected = [model.Store() for _ in logs]
+    predicted = [await store_.session([model.frame(*e) for e in log], None, TIMEOUT)
+                 for store_, log in zip(expected, logs)]
+    with store.temp_store_path() as first, store.temp_store_path() as second:
+        paths = [first, second]
+        async with Publisher(logs[0]) as one, Publisher(logs[1]) as other:
+            got = await asyncio.gather(*(model_outcome(impl, impl.run_client(HOST, publisher.port, path, TIMEOUT),
+                                                       TIMEOUT + SLACK)
+                                         for publisher, path in zip((one, other), paths)))
+            for path in paths:
+                assert_store_closed(path)
+        stored = [store.read(path) for path in paths]
+    for index in range(2):
+        model.expect(got[index], predicted[index].outcome,
+                     f"run_client number {index + 1} of two at once, its publisher sending {len(logs[index])} events")
+        assert stored[index] == expected[index].snapshot(), f"the store of run_client number {index + 1}"
 
 
 # ------------------------------------------------- the reader's limit

@@ -162,6 +162,27 @@ BUGS = [
                 if "CREATE TABLE IF NOT EXISTS " + sql[len("CREATE TABLE "):] not in _SCHEMA:
                     raise sqlite3.DatabaseError(f"not a store of ours: {sql}")
 ''')),
+    _bug("empty-file-not-initialised", 2,
+         "creates the tables only when no file is at the path: an existing empty file is never initialised",
+         (r'''import math
+''', r'''import math
+import os
+'''),
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:
+                con.execute(statement)
+''', r'''    fresh = path == ":memory:" or not os.path.exists(path)
+    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            if fresh:  # an existing store already has its tables and its checkpoint row
+                for statement in _SCHEMA:
+                    con.execute(statement)
+''')),
     _bug("state-swapped", 2,
          "state() returns (total, last)",
          (r'''    return row[0], row[1]''', r'''    return row[1], row[0]''')),
@@ -251,6 +272,23 @@ BUGS = [
     _bug("limit-off-by-one", 4,
          "returns limit + 1 events",
          (r'''    return list(events[start:start + limit])''', r'''    return list(events[start:start + limit + 1])''')),
+    _bug("replay-list-reused", 4,
+         "refills and returns one module-level list: the list a caller kept from an earlier call changes",
+         (r'''def replay(events, last, limit):''', r'''_window = []  # replay's result, reused: the publisher calls it for every reconnect
+
+
+def replay(events, last, limit):'''),
+         (r'''    return list(events[start:start + limit])''', r'''    _window[:] = events[start:start + limit]
+    return _window''')),
+    _bug("seq-wraps-at-top", 3,
+         "expects the seq after 2147483647 to be 0 (seqs wrap): a resend of event 0 on a store at the top is applied again",
+         (r'''        if seq > last + 1:
+            raise Gap''', r'''        expected = (last + 1) % (SEQ_MAX + 1)  # the publisher's seq wraps after 2**31 - 1
+        if seq != expected and seq > last + 1:
+            raise Gap'''),
+         (r'''        if seq <= last:
+            row = con.execute''', r'''        if seq != expected and seq <= last:
+            row = con.execute''')),
     _bug("consecutive-by-span", 4,
          "checks that the seqs are consecutive by their span alone (final - first == len - 1)",
          (r'''        if previous is not None and seq != previous + 1:
@@ -423,6 +461,23 @@ BUGS = [
     except Exception:
         await _reclaim_after_error(writer, close_timeout)
         raise''')),
+    _bug("ack-bytearray", 5,
+         "builds the ACK in a bytearray: equal to the bytes, but not bytes",
+         (r'''    return b"ACK %d\n" % seq''', r'''    ack = bytearray(b"ACK ")
+    ack += str(seq).encode("ascii")
+    ack += b"\n"
+    return ack''')),
+    _bug("hook-kind-learnt-once", 6,
+         "learns from before_ack's first call whether it returns awaitables: later ones of a hook that first returned None are dropped",
+         (r'''async def consume_session(''', r'''_hook_is_async = {}  # before_ack -> whether it returns awaitables (learnt on its first call)
+
+
+async def consume_session('''),
+         (r'''                if inspect.isawaitable(result):
+                    await result''', r'''                if before_ack not in _hook_is_async:
+                    _hook_is_async[before_ack] = inspect.isawaitable(result)
+                if _hook_is_async[before_ack]:
+                    await result''')),
     _bug("blank-line-skipped", 6,
          "skips a blank line as a publisher's keep-alive instead of failing with ValueError",
          (r'''            if not line:
@@ -454,6 +509,21 @@ BUGS = [
          (r'''        async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
           r'''        reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
+    _bug("run-clients-share-a-store", 7,
+         "keeps the open store in a module global and closes that one: two run_clients at once close one store twice",
+         (r'''async def run_client(host, port, path, timeout, before_ack=None):''', r'''_store = None  # the receiver's open store, so that a signal handler can close it
+
+
+async def run_client(host, port, path, timeout, before_ack=None):'''),
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)''', r'''    global _store
+    _check_timeout(timeout)
+    con = _store = open_store(path)'''),
+         (r'''        return await consume_session(reader, writer, con, timeout, before_ack)
+    finally:
+        con.close()''', r'''        return await consume_session(reader, writer, con, timeout, before_ack)
+    finally:
+        _store.close()''')),
     _bug("resume-minus-one", 7,
          "always sends RESUME -1",
          (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME -1\n")''')),

@@ -95,6 +95,7 @@ EXPOSES = {
         "empty": "path-made-absolute",
         "a folder": "folder-gets-default-name",
         "missing parent": "parent-folders-created",
+        "an empty file": "empty-file-not-initialised",
     },
     # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, domains.ints
     "seq, delta, last, limit": {
@@ -165,6 +166,7 @@ EXPOSES = {
         "raises an sqlite3 error": "locked-line-skipped",
         "awaitable": "awaitable-hook-ignored",
         "awaitable raises": "awaitable-error-swallowed",
+        "awaitable sometimes": "hook-kind-learnt-once",
     },
     "timeout": {
         "float": "timeout-truncated-to-int",

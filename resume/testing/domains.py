@@ -243,8 +243,10 @@ class Hook:
         self.calls.append(args)
         if self.observer is not None:
             self.observer(*args)
-        if self.awaitable == "coroutine":
+        if self.awaitable == "coroutine" or (self.awaitable == "sometimes" and len(self.calls) % 2 == 0):
             return self._later(args)
+        if self.awaitable == "sometimes":  # its odd calls return None, its even ones an awaitable
+            return None
         if self.awaitable == "Future":
             return _Future(lambda: self.awaited.append(args), self.error, self.returns)
         if self.awaitable == "__await__":
@@ -280,7 +282,7 @@ NOT_CALLABLE = [0, "", b"x", [], 1.5, True]
 
 
 HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callable", *HOOK_ERRORS,
-              "awaitable", "awaitable raises"]
+              "awaitable", "awaitable raises", "awaitable sometimes"]
 """The classes of ``fault`` and ``before_ack`` (the last two only for ``before_ack``: it may return an awaitable)."""
 
 
@@ -305,7 +307,7 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
         return Hook("a hook returning 42", returns=42)
     if kind == "falsy callable":
         return FalsyHook("a falsy callable hook")
-    shape = draw(_SHAPES) if kind.startswith("awaitable") else None
+    shape = draw(_SHAPES) if kind in ("awaitable", "awaitable raises") else None
     if "raises" in kind:
         cls = draw(_ERRORS[kind])
         error = cls("raised by the test's hook")
@@ -313,19 +315,27 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
         return Hook(f"a hook raising {cls.__name__} {where}", error=error, awaitable=shape)
     if kind == "awaitable":
         return Hook(f"a hook returning a {shape}", awaitable=shape)
+    if kind == "awaitable sometimes":
+        return Hook("a hook returning None, then a coroutine, in turn", awaitable="sometimes")
     return Hook("a plain hook")
 
 
 # ---------------------------------------------------------------- stores
 
 
+_WHERE = st.sampled_from(["fresh", "at the top", "anywhere"])
+_ANY_LAST = st.just(model.SEQ_MIN) | st.integers(model.SEQ_MIN, model.SEQ_MAX)
+
+
 @st.composite
 def stores(draw):
-    """A ``model.Store`` to start from: fresh, or a cursor anywhere in the seq range with some
-    rows missing below it and a total that is not their sum (a store another writer left)."""
-    if draw(st.booleans()):
+    """A ``model.Store`` to start from: fresh, or a cursor at the top of the seq range or anywhere
+    in it, with some rows missing below it and a total that is not their sum (a store another
+    writer left)."""
+    where = draw(_WHERE)
+    if where == "fresh":
         return model.Store()
-    last = draw(st.integers(model.SEQ_MIN, model.SEQ_MAX))
+    last = model.SEQ_MAX if where == "at the top" else draw(_ANY_LAST)
     below = range(max(0, last - 3), last + 1)
     ledger = {seq: draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)) for seq in below if draw(st.booleans())}
     return model.Store(last, draw(st.integers(-(10**6), 10**6)), ledger)
@@ -341,7 +351,13 @@ def stores(draw):
 _PATH_CHARACTERS = "?#% &;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
 
 PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
-              ":memory:", "empty", "a folder", "missing parent"]
+              ":memory:", "empty", "a folder", "missing parent", "an empty file"]
+
+
+def _empty_file(path):
+    """An existing file of 0 bytes (``tempfile.mkstemp`` makes them): SQLite's empty database."""
+    open(path, "wb").close()
+    return path
 
 
 @st.composite
@@ -366,5 +382,6 @@ def paths(draw, form=None):
         "empty": lambda folder: "",
         "a folder": lambda folder: folder,
         "missing parent": lambda folder: os.path.join(folder, "missing", name),
+        "an empty file": lambda folder: _empty_file(os.path.join(folder, name)),
     }[form]
     return form, make
