@@ -158,6 +158,12 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
             waited = time.monotonic() - started
             model.expect(got, model.Raised("OperationalError"), "apply_event(con, 1, 7) while another connection holds the write lock")
             assert not con.in_transaction
+            # Invalid arguments are refused as such, lock or no lock (checked before any wait).
+            for seq, delta in [(True, 5), (1, 1.0), (1, model.DELTA_MAX + 1)]:
+                model.expect(model.outcome_of(impl, impl.apply_event, con, seq, delta),
+                             model.Store(0, 5, {0: 5}).apply_event(seq, delta),
+                             f"apply_event(con, {seq!r}, {delta!r}) while another connection holds the write lock")
+                assert not con.in_transaction
             other.execute("ROLLBACK")
         # "about" the busy timeout; the upper bound allows for a loaded machine
         assert 0.8 * BUSY <= waited < BUSY + 1.0, waited
@@ -172,8 +178,9 @@ MOMENTS = 4  # apply_event's first statements at which the second connection act
     last=st.sampled_from([model.LAST_MIN, 0, model.SEQ_MAX - 1]) | st.integers(model.LAST_MIN, model.SEQ_MAX - 1),
     mine=st.integers(model.DELTA_MIN, model.DELTA_MAX),
     theirs=st.none() | st.integers(model.DELTA_MIN, model.DELTA_MAX),
+    ahead=st.sampled_from([0, 1]),
 )
-def test_two_connections_never_both_apply_last_plus_one(impl, last, mine, theirs):
+def test_two_connections_never_both_apply_last_plus_one(impl, last, mine, theirs, ahead):
     """Decision 4: ``last`` is read inside the writing transaction (BEGIN IMMEDIATE).
 
     The test owns the connection it passes to apply_event, so sqlite3's trace
@@ -187,13 +194,15 @@ def test_two_connections_never_both_apply_last_plus_one(impl, last, mine, theirs
     means it read ``last`` before it held the write lock); the second, if the
     first holds the lock, gets OperationalError (decision 4's locked store;
     its busy timeout is cut to 0: the first holds the lock until the second returns, so waiting could only cost time).
+    With ``ahead`` the first asks for ``last + 2``: a Gap, or, if the second applied ``last + 1``
+    first, the next event, its delta added to the total the second left (no lost update).
     """
     theirs = mine if theirs is None else theirs
     for at in range(MOMENTS):
-        _race_at(impl, last, at, mine, theirs)
+        _race_at(impl, last, at, mine, theirs, last + 1 + ahead)
 
 
-def _race_at(impl, last, at, mine, theirs):
+def _race_at(impl, last, at, mine, theirs, seq):
     with temp_store_path() as path:
         with opened(impl, path) as con, opened(impl, path) as other:
             prefill(path, last, 0)
@@ -207,21 +216,22 @@ def _race_at(impl, last, at, mine, theirs):
 
             con.set_trace_callback(on_statement)
             try:
-                mine_result = model.outcome_of(impl, impl.apply_event, con, last + 1, mine)
+                mine_result = model.outcome_of(impl, impl.apply_event, con, seq, mine)
             finally:
                 con.set_trace_callback(None)
             note(f"apply_event's statements: {statements}")
             note(f"the second connection's apply_event(other, {last + 1}, {theirs}) at statement #{at}: "
                  f"{', '.join(map(str, acted)) or 'never (fewer statements)'}; "
-                 f"the first's apply_event(con, {last + 1}, {mine}) {model.plain(mine_result)}")
+                 f"the first's apply_event(con, {seq}, {mine}) {model.plain(mine_result)}")
             # The second connection either applied first, or found the write lock held.
             assert acted in ([], [model.Returned(True)], [model.Raised("OperationalError")]), acted
             world = model.Store(last, 0)
             if acted == [model.Returned(True)]:
                 world.apply_event(last + 1, theirs)
-            model.expect(mine_result, world.apply_event(last + 1, mine),
-                         f"apply_event(con, {last + 1}, {mine}) with another connection applying it at statement #{at}")
-            assert read(path) == world.snapshot(), "last + 1 was applied twice, or not at all"
+            model.expect(mine_result, world.apply_event(seq, mine),
+                         f"apply_event(con, {seq}, {mine}) with another connection applying {last + 1} at statement #{at}")
+            store.expect(path, world.snapshot(), f"apply_event(con, {seq}, {mine}) with another connection applying "
+                                                 f"{last + 1} at statement #{at}, then another connection reads the store")
             assert not con.in_transaction and not other.in_transaction
 
 

@@ -52,6 +52,10 @@ SHORT = 0.03  # where a wait must run out (a silent peer, a blocked drain, a clo
 # the peer's lines are in the socket before the session starts, so no read waits for the network
 SLOW = 0.05  # a closing wait that takes this long, well within TIMEOUT and the 1 s fallback
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
+# The most a session may overrun the time the model predicts for it: under the
+# 1 s fallback, so that a closing wait bounded by 1 s where a valid timeout
+# said SHORT shows; still 25 times SHORT, for a loaded machine.
+LATE = 0.75
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
 
 
@@ -433,7 +437,7 @@ async def session_as_predicted(impl, scenario):
     if scenario.closing == "slow" and closing_error is None and not seen["finished"]:
         model.differs("the closing wait, within its bound", "awaited to its end",
                       "it was cut short (abort() before it ended)")
-    least, most = predicted.duration(wait), predicted.duration(wait) + SLACK
+    least, most = predicted.duration(wait), predicted.duration(wait) + LATE
     if not 0.9 * least <= seen["elapsed"] <= most:
         model.differs("the time consume_session took", f"{least:.2f} s (within {0.9 * least:.2f}-{most:.2f} s)",
                       f"{seen['elapsed']:.2f} s")

@@ -183,6 +183,38 @@ import os
                 for statement in _SCHEMA:
                     con.execute(statement)
 ''')),
+    _bug("half-made-store-kept", 2,
+         "takes a store with a ledger table for a whole one: a store whose writer died before its checkpoint table fails to open",
+         (r'''            for statement in _SCHEMA:
+                con.execute(statement)
+''', r'''            fresh = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger'").fetchone() is None
+            if fresh:  # the tables are made together: a store with a ledger has its checkpoint table
+                for statement in _SCHEMA[:2]:
+                    con.execute(statement)
+            con.execute(_SCHEMA[2])
+''')),
+    _bug("half-made-store-by-checkpoint", 2,
+         "takes a store with a checkpoint table for a whole one: a store whose writer died before its ledger table fails",
+         (r'''            for statement in _SCHEMA:
+                con.execute(statement)
+''', r'''            fresh = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoint'").fetchone() is None
+            if fresh:  # the tables are made together: a store with a checkpoint has its ledger
+                for statement in _SCHEMA:
+                    con.execute(statement)
+''')),
+    _bug("row-only-with-new-table", 2,
+         "inserts the checkpoint row only when it has just created the checkpoint table: a store missing its row stays so",
+         (r'''            for statement in _SCHEMA:
+                con.execute(statement)
+''', r'''            new = con.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoint'").fetchone() is None
+            for statement in _SCHEMA[:2]:
+                con.execute(statement)
+            if new:  # a new store: its first row
+                con.execute(_SCHEMA[2])
+''')),
     _bug("state-swapped", 2,
          "state() returns (total, last)",
          (r'''    return row[0], row[1]''', r'''    return row[1], row[0]''')),
@@ -487,6 +519,10 @@ async def consume_session('''),
             if not line.strip():
                 continue  # a keep-alive
             ack = consume_line(con, line)''')),
+    _bug("closing-wait-always-fallback", 6,
+         "bounds the closing wait by the 1 s fallback whatever the timeout: a valid short timeout is not kept",
+         (r'''    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK''',
+          r'''    close_timeout = CLOSE_TIMEOUT_FALLBACK  # closing a socket is quick: a fixed bound is enough''')),
     _bug("abort-at-once-on-bad-timeout", 6,
          "with an invalid timeout, gives the closing wait no time at all and aborts",
          (r'''CLOSE_TIMEOUT_FALLBACK = 1.0''', r'''CLOSE_TIMEOUT_FALLBACK = 0.0''')),
@@ -985,6 +1021,26 @@ def replay(events, last, limit):""")),
         return None  # a keep-alive: nothing to apply
     # Check that this is one complete frame before looking inside it.
 ''')),
+    _bug("sign-stripped", 1,
+         "splits the frame on spaces and strips the delta's minus signs with lstrip: '--5' reads as -5",
+         (r'''    match = _FRAME.fullmatch(line)
+    if match is None:
+        raise ValueError(f"not a frame 'EVENT <seq> <delta>\\n': {line!r}")
+    seq, delta = int(match[1]), int(match[2])
+''', r'''    fields = line[:-1].split(b" ")
+    if len(fields) != 3 or fields[0] != b"EVENT":
+        raise ValueError(f"not a frame 'EVENT <seq> <delta>\\n': {line!r}")
+    seq_text, delta_text = fields[1], fields[2]
+    negative = delta_text.startswith(b"-")
+    digits = delta_text.lstrip(b"-")
+    for text in (seq_text, digits):
+        if not text.isdigit() or (text[:1] == b"0" and len(text) > 1):
+            raise ValueError(f"not a canonical number in {line!r}")
+    if negative and digits == b"0":
+        raise ValueError(f"-0 is not a delta: {line!r}")
+    seq = int(seq_text)
+    delta = -int(digits) if negative else int(digits)
+''')),
     _bug("hex-accepted", 1,
          "reads the seq with int(x, 0), so a 0x-prefixed hex seq passes",
          (r'''_FRAME = re.compile(rb"EVENT (0|[1-9][0-9]*) (0|-?[1-9][0-9]*)\n")''',
@@ -1065,6 +1121,28 @@ def replay(events, last, limit):""")),
          (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''',
           r'''        _check_int("delta", delta, DELTA_MIN, DELTA_MAX)  # before it is written
         con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''')),
+    _bug("validate-after-begin", 3,
+         "checks seq and delta inside the transaction: on a locked store an invalid argument waits and gives OperationalError",
+         (r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try''', r'''    # Outside the try'''),
+         (r'''    con.execute("BEGIN IMMEDIATE")
+    try:
+        last, _ = state(con)''', r'''    con.execute("BEGIN IMMEDIATE")
+    try:
+        _check_int("seq", seq, SEQ_MIN, SEQ_MAX)
+        _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+        last, _ = state(con)''')),
+    _bug("total-read-before-lock", 3,
+         "reads the total before BEGIN IMMEDIATE and writes back its sum: another writer's event in between is lost",
+         (r'''    con.execute("BEGIN IMMEDIATE")
+    try:
+        last, _ = state(con)''', r'''    _, total = state(con)
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        last = con.execute("SELECT last FROM checkpoint WHERE id = 1").fetchone()[0]'''),
+         (r'''        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))''',
+          r'''        con.execute("UPDATE checkpoint SET total = ? WHERE id = 1", (total + delta,))''')),
     _bug("apply-delta-exclusive", 3,
          "apply_event's delta bounds are exclusive: -1000 and 1000 are refused",
          (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)

@@ -56,6 +56,7 @@ EXPOSES = {
         "malformed: leading zero": "leading-zero",
         "malformed: plus sign": "plus-accepted",
         "malformed: minus zero": "minus-zero",
+        "malformed: doubled sign": "sign-stripped",
         "malformed: CR or CRLF": "crlf-accepted",
         "malformed: missing final LF": "dollar-anchor",
         "malformed: more than one line": "first-line-only",
@@ -96,6 +97,9 @@ EXPOSES = {
         "a folder": "folder-gets-default-name",
         "missing parent": "parent-folders-created",
         "an empty file": "empty-file-not-initialised",
+        "a store with the ledger table only": "half-made-store-kept",
+        "a store with the checkpoint table only": "half-made-store-by-checkpoint",
+        "a store with no checkpoint row": "row-only-with-new-table",
     },
     # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, domains.ints
     "seq, delta, last, limit": {

@@ -351,12 +351,30 @@ def stores(draw):
 _PATH_CHARACTERS = "?#% &;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
 
 PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
-              ":memory:", "empty", "a folder", "missing parent", "an empty file"]
+              ":memory:", "empty", "a folder", "missing parent", "an empty file",
+              "a store with the ledger table only", "a store with the checkpoint table only",
+              "a store with no checkpoint row"]
 
 
 def _empty_file(path):
     """An existing file of 0 bytes (``tempfile.mkstemp`` makes them): SQLite's empty database."""
     open(path, "wb").close()
+    return path
+
+
+# What a writer that died while making a store can leave (its statements
+# run one by one, outside a transaction): one table, or both with no row.
+# Each is a form of its own: a run of one form meets it in every example.
+HALF_MADE = {"a store with the ledger table only": [1], "a store with the checkpoint table only": [0],
+             "a store with no checkpoint row": [0, 1]}
+
+
+def _half_made(path, which):
+    from resume.testing import stores  # here, not at the top: stores imports this module (via strategies)
+    with sqlite3.connect(path, isolation_level=None) as con:
+        for index in HALF_MADE[which]:
+            con.execute(stores.SPELLINGS["SPEC.md's"][index])
+    con.close()
     return path
 
 
@@ -383,5 +401,6 @@ def paths(draw, form=None):
         "a folder": lambda folder: folder,
         "missing parent": lambda folder: os.path.join(folder, "missing", name),
         "an empty file": lambda folder: _empty_file(os.path.join(folder, name)),
+        **{half: (lambda folder, half=half: _half_made(os.path.join(folder, name), half)) for half in HALF_MADE},
     }[form]
     return form, make

@@ -129,6 +129,17 @@ def plus_sign_frames(draw):
 
 
 @st.composite
+def doubled_sign_frames(draw):
+    """Two signs before seq or delta (``--5``, ``-+5``, ``++5``), or a sign after it (``5-``)."""
+    fields = draw(_fields())
+    i = draw(_number_index())
+    _, digits = _split_sign(fields[i])
+    signs = draw(st.sampled_from([b"--", b"-+", b"++", b"---"]))
+    fields[i] = digits + b"-" if draw(st.integers(0, 3)) == 0 else signs + digits
+    return _join(fields)
+
+
+@st.composite
 def minus_zero_frames(draw):
     """``-0`` (or ``-00``) in place of seq or delta."""
     fields = draw(_fields())
@@ -356,6 +367,7 @@ FRAME_MALFORMATIONS = {
     "leading zero": leading_zero_frames(),
     "plus sign": plus_sign_frames(),
     "minus zero": minus_zero_frames(),
+    "doubled sign": doubled_sign_frames(),
     "CR or CRLF": cr_frames(),
     "missing final LF": cut_off_frames(),
     "more than one line": multi_line_frames(),
