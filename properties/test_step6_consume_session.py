@@ -384,6 +384,30 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
     assert stored == expected.snapshot()
 
 
+@pytest.mark.asyncio
+@each_example_clean
+async def test_a_line_trickled_past_the_timeout_is_a_timeout_though_each_byte_is_not(impl):
+    """"Bound every readline wait by timeout": the wait for a line, not for each byte. The peer
+    sends a frame a byte every third of the timeout: the line is not whole within the timeout."""
+    timeout = 3 * SHORT
+    expected = model.Store()
+    predicted = await expected.session([], "TimeoutError", timeout)
+    what = f"consume_session(reader, writer, con, {timeout}) where the server sends EVENT 0 5 a byte every {SHORT} s"
+    with store.temp_store_path() as path:
+        con = impl.open_store(path)
+        try:
+            async with peers.Peer(F05, pace=SHORT) as peer:
+                reader, writer = await connect(peer.port)
+                got = await tasks.model_outcome(impl, impl.consume_session(reader, writer, con, timeout),
+                                                len(F05) * SHORT + SLACK)
+                await settle(writer)
+            stored = store.read(path)
+        finally:
+            con.close()
+    model.expect(got, predicted.outcome, what)
+    assert stored == expected.snapshot()
+
+
 async def session_as_predicted(impl, scenario):
     """Play ``scenario`` against ``impl`` and compare everything seen with the model's prediction."""
     event(f"end: {scenario.end}; peer reads: {scenario.reads}")

@@ -202,11 +202,14 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
 @st.composite
 def stored_runs(draw):
     """A store at some cursor, and a publisher that redelivers some of what it holds."""
-    base = draw(st.just(model.LAST_MIN) | st.integers(0, 20) | st.integers(model.SEQ_MAX - 20, model.SEQ_MAX - 10))
-    total = draw(st.integers(-(10**6), 10**6)) if base >= 0 else 0
     deltas = st.integers(model.DELTA_MIN, model.DELTA_MAX)
     applied = draw(st.lists(deltas, max_size=3))  # in the store after base, with ledger rows
     fresh = draw(st.lists(deltas, max_size=3))  # not in the store yet
+    # The top of the seq range: the store's cursor at 2147483647, nothing fresh after it.
+    top = st.just(model.SEQ_MAX - len(applied)) if applied else st.nothing()
+    base = draw(st.just(model.LAST_MIN) | st.integers(0, 20) | st.integers(model.SEQ_MAX - 20, model.SEQ_MAX - 10) | top)
+    fresh = [] if base + len(applied) == model.SEQ_MAX else fresh
+    total = draw(st.integers(-(10**6), 10**6)) if base >= 0 else 0
     redelivered = draw(st.integers(0, len(applied)))  # stored, but their ACKs never reached the publisher
     return base, total, applied, fresh, redelivered
 
@@ -234,6 +237,9 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
         results, calls, publisher = await run_twice(impl, path, log, first, start.last - redelivered)
         stored = store.read(path)
 
+    if len(publisher.sessions) != 2:
+        model.differs(f"run_client(host, port, path, {TIMEOUT}, before_ack) twice, on a store at last={start.last}",
+                      "two connections, one for each run", f"{len(publisher.sessions)} connection(s)")
     for session, last in zip(publisher.sessions, (start.last, expected.last)):
         if session.resume != model.resume_line(last):
             model.differs(f"run_client(host, port, path, {TIMEOUT}, before_ack) twice, on a store at "

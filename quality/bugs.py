@@ -526,6 +526,32 @@ async def consume_session('''),
                     _hook_is_async[before_ack] = inspect.isawaitable(result)
                 if _hook_is_async[before_ack]:
                     await result''')),
+    _bug("eof-word-ends-session", 6,
+         "takes a line 'EOF' for the end of the stream: the session returns instead of failing with ValueError",
+         (r'''            if not line:
+                break
+            ack = consume_line(con, line)''', r'''            if not line or line == b"EOF\n":
+                break  # the publisher closed, or said so ("server -> client EOF")
+            ack = consume_line(con, line)''')),
+    _bug("per-byte-read-timeout", 6,
+         "reads a line a byte at a time, each byte bounded by the timeout: a frame trickled slower than the timeout is taken",
+         (r'''async def consume_session(''', r'''async def _read_line(reader, timeout):
+    # An idle timeout: a publisher may trickle a frame as long as it keeps sending.
+    line = b""
+    while not line.endswith(b"\n"):
+        async with asyncio.timeout(timeout):
+            chunk = await reader.read(1)
+        if not chunk:
+            break  # EOF (a cut-off frame is left to parse_line)
+        line += chunk
+        if len(line) > FRAME_MAX:
+            raise ValueError(f"line over the {FRAME_MAX}-byte limit")
+    return line
+
+
+async def consume_session('''),
+         (r'''            async with asyncio.timeout(timeout):
+                line = await reader.readline()''', r'''            line = await _read_line(reader, timeout)''')),
     _bug("blank-line-skipped", 6,
          "skips a blank line as a publisher's keep-alive instead of failing with ValueError",
          (r'''            if not line:
@@ -576,6 +602,17 @@ async def run_client(host, port, path, timeout, before_ack=None):'''),
         con.close()''', r'''        return await consume_session(reader, writer, con, timeout, before_ack)
     finally:
         _store.close()''')),
+    _bug("top-cursor-no-connect", 7,
+         "returns at once when the store's cursor is at the top seq: nothing can follow it, so it never connects or ACKs a resend",
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)
+    try:
+''', r'''    _check_timeout(timeout)
+    con = open_store(path)
+    try:
+        if state(con)[0] >= SEQ_MAX:
+            return state(con)  # the store took the last seq there is: nothing can follow it
+''')),
     _bug("resume-minus-one", 7,
          "always sends RESUME -1",
          (r'''            writer.write(b"RESUME %d\n" % last)''', r'''            writer.write(b"RESUME -1\n")''')),
@@ -1056,6 +1093,13 @@ def replay(events, last, limit):""")),
         raise ValueError(f"-0 is not a delta: {line!r}")
     seq = int(seq_text)
     delta = -int(digits) if negative else int(digits)
+''')),
+    _bug("eof-word-is-none", 1,
+         "returns None for a line 'EOF' (the end of the stream spelled out) instead of raising ValueError",
+         (r'''    # Check that this is one complete frame before looking inside it.
+''', r'''    if line == b"EOF\n":
+        return None  # the publisher says the stream is over
+    # Check that this is one complete frame before looking inside it.
 ''')),
     _bug("hex-accepted", 1,
          "reads the seq with int(x, 0), so a 0x-prefixed hex seq passes",

@@ -71,6 +71,7 @@ EXPOSES = {
         "malformed: over 64 bytes": "long-frame-overflow-error",
         "malformed: NUL": "nul-stripped",
         "malformed: blank line": "blank-line-is-none",
+        "malformed: another message": "eof-word-is-none",
         "not bytes: str": "str-encoded",
         "not bytes: bytearray": "bytearray-accepted",
         "not bytes: memoryview": "memoryview-accepted",

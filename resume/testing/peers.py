@@ -112,16 +112,18 @@ class Peer:
       client closes or resets, then set ``connection.ended``;
     * ``stall=True``: write ``script`` (and EOF if ``eof``) and never read; the
       receive buffer is tiny, so a client's writes soon stay in its own buffer;
-    * ``reset=True``: reset the connection (RST) as soon as it is accepted.
+    * ``reset=True``: reset the connection (RST) as soon as it is accepted;
+    * ``pace=seconds``: write ``script`` a byte at a time, pausing between bytes.
 
     ``host`` is 127.0.0.1 or ::1. Use as ``async with Peer(...) as peer``;
     ``peer.port``, ``peer.connections``.
     Leaving the block closes every connection it still holds.
     """
 
-    def __init__(self, script=b"", *, eof=True, stall=False, reset=False, host=HOST):
+    def __init__(self, script=b"", *, eof=True, stall=False, reset=False, host=HOST, pace=0.0):
         self.host = host  # 127.0.0.1, or ::1 (an IPv6 listener)
         self.script = script
+        self.pace = pace  # seconds between the script's bytes (0: all at once)
         self.eof = eof
         self.stall = stall
         self.reset = reset
@@ -163,7 +165,13 @@ class Peer:
                 writer.transport.abort()
                 connection.ended.set()
                 return
-            writer.write(self.script)
+            if self.pace:  # a byte at a time, each after a pause
+                for byte in self.script:
+                    writer.write(bytes([byte]))
+                    await writer.drain()
+                    await asyncio.sleep(self.pace)
+            else:
+                writer.write(self.script)
             if self.eof:
                 writer.write_eof()
             if self.stall:

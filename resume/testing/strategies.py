@@ -358,6 +358,11 @@ def nul_frames(draw):
     return good[:pos] + b"\x00" + good[pos:]
 
 
+def protocol_words():
+    """A line of the protocol that is not an EVENT: what the client sends, or an end of stream spelled out."""
+    return st.sampled_from([b"EOF\n", b"ACK 0\n", b"RESUME -1\n", b"RESUME 0\n", b"END\n", b"EVENT\n"])
+
+
 def blank_lines():
     """A line with nothing in it: only its LF, or blanks before it (a keep-alive, some publishers say)."""
     return st.sampled_from([b"\n", b" \n", b"\t\n", b"  \n"])
@@ -382,6 +387,7 @@ FRAME_MALFORMATIONS = {
     "over 64 bytes": over_length_frames(),
     "NUL": nul_frames(),
     "blank line": blank_lines(),
+    "another message": protocol_words(),
 }
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
 
