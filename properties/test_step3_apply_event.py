@@ -158,6 +158,13 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
             waited = time.monotonic() - started
             model.expect(got, model.Raised("OperationalError"), "apply_event(con, 1, 7) while another connection holds the write lock")
             assert not con.in_transaction
+            # A duplicate too: last is read inside the transaction that writes (decision 4), so
+            # the duplicate's answer waits for the lock, through consume_line as well.
+            for call, args in [(impl.apply_event, (0, 5)), (impl.consume_line, (model.frame(0, 5),))]:
+                model.expect(model.outcome_of(impl, call, con, *args), model.Raised("OperationalError"),
+                             f"{call.__name__}(con, {', '.join(map(repr, args))}), a duplicate, while another "
+                             "connection holds the write lock")
+                assert not con.in_transaction
             # Invalid arguments are refused as such, lock or no lock (checked before any wait).
             for seq, delta in [(True, 5), (1, 1.0), (1, model.DELTA_MAX + 1)]:
                 model.expect(model.outcome_of(impl, impl.apply_event, con, seq, delta),

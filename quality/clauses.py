@@ -266,6 +266,7 @@ BREAKS = {
     "top-cursor-no-connect": ("S7.resume", "S7.no-double-apply"),
     "eof-word-is-none": ("D1.value-error",),
     "per-byte-read-timeout": ("S6.read-bounded",),
+    "duplicate-acked-from-ledger": ("D4.locked", "S5.duplicate-ack"),
     "fault-called-unchecked": ("S3.one-transaction",),
     "hook-called-unchecked": ("S6.ack-after-commit",),
     "port-parsed-from-str": ("D16",),
