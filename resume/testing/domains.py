@@ -27,6 +27,7 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
 """
 
 import asyncio
+import contextlib
 import decimal
 import enum
 import fractions
@@ -215,7 +216,10 @@ class _Future(asyncio.Future):
     def __init__(self, on_await, error, result):
         super().__init__(loop=asyncio.get_running_loop())
         self._on_await = on_await
-        self.set_exception(error) if error is not None else self.set_result(result)
+        if error is not None:
+            self.set_exception(error)
+        else:
+            self.set_result(result)
 
     def __await__(self):
         self._on_await()
@@ -371,10 +375,9 @@ HALF_MADE = {"a store with the ledger table only": [1], "a store with the checkp
 
 def _half_made(path, which):
     from resume.testing import stores  # here, not at the top: stores imports this module (via strategies)
-    with sqlite3.connect(path, isolation_level=None) as con:
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
         for index in HALF_MADE[which]:
             con.execute(stores.SPELLINGS["SPEC.md's"][index])
-    con.close()
     return path
 
 
