@@ -141,7 +141,7 @@ test_apply_event_does_what_the_model_predicts_first_look = first_look(
     start=domains.stores(), data=st.data())
 
 
-BUSY = 0.1  # seconds: the busy timeout the locked-store test gives the connection
+BUSY = 0.05  # seconds: the busy timeout the locked-store test gives the connection
 
 
 def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_changes_nothing(impl, tmp_path):

@@ -114,7 +114,7 @@ async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
 async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_store_is_closed(impl):
     """The peer's accept queue is full, so the kernel drops the SYN: the attempt
     neither succeeds nor is refused. The connect is bounded by the timeout."""
-    timeout = 0.2
+    timeout = 0.05
 
     async def scenario(path):
         with peers.Listener(full=True) as listener:
