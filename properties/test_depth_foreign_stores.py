@@ -47,8 +47,7 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
             for index, line in enumerate(lines):
                 got, predicted = runs.give(impl, con, expected, line, via)
                 model.expect(got, predicted, f"line {index} {line.frame!r} through {via}")
-                assert not con.in_transaction
-                assert impl.state(con) == expected.state(), f"after line {index} {line.frame!r}"
+                store.expect_at_rest(impl, con, expected, f"line {index} {line.frame!r} through {via}")
         store.expect(path, expected.snapshot(), f"the store another writer made, after {len(lines)} lines through {via}")
         with store.opened(impl, path) as con:  # and once more: reopening keeps it too
             assert impl.state(con) == expected.state()

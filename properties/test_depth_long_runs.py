@@ -47,8 +47,7 @@ def test_long_runs_on_one_store_follow_the_model(impl, plan, via):
         for index, line in enumerate(lines):
             got, predicted = runs.give(impl, con, expected, line, via)
             model.expect(got, predicted, f"line {index} {line.frame!r} through {via}")
-            assert not con.in_transaction, f"a transaction left open after line {index}"
-            assert impl.state(con) == expected.state(), f"after line {index} ({line.frame!r})"
+            store.expect_at_rest(impl, con, expected, f"line {index} {line.frame!r} through {via}")
         note(f"{len(lines)} lines, cursor {expected.last}, total {expected.total}")
         assert store.read(path) == expected.snapshot()
 

@@ -129,11 +129,7 @@ def test_apply_event_does_what_the_model_predicts(impl, parameter, kind, start, 
                               f"total={before.total}",
                               "; ".join(f"state(con) = {mine}, another connection sees last={other[0][0]}, "
                                         f"total={other[0][1]}" for mine, other in seen))
-            if con.in_transaction:
-                model.differs(what, "no transaction left open (con.in_transaction is False)",
-                              "con.in_transaction is True")
-            store.expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
-            assert impl.state(con) == expected.state()
+            store.expect_at_rest(impl, con, expected, what, path)
 
 
 test_apply_event_does_what_the_model_predicts_first_look = first_look(

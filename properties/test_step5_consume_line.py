@@ -90,11 +90,7 @@ def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
                 assert mine.calls == theirs.calls, (
                     f"{what}: fault called {len(mine.calls)} times, not {len(theirs.calls)} "
                     "(it is passed through to apply_event, which calls it once, with no argument, or never)")
-            if con.in_transaction:
-                model.differs(what, "no transaction left open (con.in_transaction is False)",
-                              "con.in_transaction is True")
-            store.expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
-            assert impl.state(con) == expected.state()
+            store.expect_at_rest(impl, con, expected, what, path)
 
 
 test_consume_line_does_what_the_model_predicts_first_look = first_look(

@@ -288,9 +288,8 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         if not self.cons:
             return
         for who, con in self.cons.items():
-            assert not con.in_transaction, f"receiver {who}'s connection is left in a transaction"
-            assert self.impl.state(con) == self.model.state(), f"receiver {who} does not see what was committed"
-        assert store.read(self.path) == self.model.snapshot(), "a third connection reads another store"
+            store.expect_at_rest(self.impl, con, self.model, f"receiver {who}, after the step")
+        store.expect(self.path, self.model.snapshot(), "a third connection reads the store, after the step")
 
 
 def test_two_receivers_on_one_store_apply_each_event_once(impl):

@@ -17,6 +17,8 @@ independent of the implementation's ``state()``. Its connections wait at most
 * ``temp_store_path()``: a path for a new store in a fresh temporary folder.
   Each Hypothesis example needs its own store: use it inside the test body
   (function-scoped pytest fixtures are not reset between examples).
+* ``expect(path, expected, what)``, ``expect_at_rest(impl, con, expected, what, path)``: the
+  store (and a connection) as the model says, or a plain ``model.Mismatch``;
 * ``opened(impl, path)``: ``impl.open_store(path)``, closed on leaving.
 * ``prefill(path, last, total, ledger)``: the one writer here, to start a
   test anywhere in the seq range (on an existing store only).
@@ -78,6 +80,19 @@ def expect(path, expected, what):
         model.differs(what, text(expected), text(found) if found.state is not None
                       else f"no single checkpoint row (id 1); ledger {dict(found.ledger)}")
     return found
+
+
+def expect_at_rest(impl, con, expected, what, path=None):
+    """After a call on ``con``: no transaction left open, ``state(con)`` as ``expected`` (a
+    ``model.Store``) says and, given ``path``, the store as another connection reads it."""
+    from resume.testing import model
+
+    if con.in_transaction:
+        model.differs(what, "no transaction left open (con.in_transaction is False)", "con.in_transaction is True")
+    if (got := impl.state(con)) != expected.state():
+        model.differs(f"{what}, then state(con)", repr(expected.state()), repr(got))
+    if path is not None:
+        expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
 
 
 def _uri(path, mode):
