@@ -49,6 +49,7 @@ HOST = peers.HOST
 TIMEOUT = 5.0  # where no timeout is the point: nothing should ever wait this long
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
+RETRIES_WITHIN = 0.3  # a refused connection attempt ends in ms: a run_client still trying this late retries
 
 def assert_store_closed(path):
     """No connection of this process is open on the store (checked while the
@@ -93,10 +94,22 @@ async def test_the_store_is_opened_before_the_connection(impl):
 @pytest.mark.asyncio
 @each_example_clean
 async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
+    """Decision 16: one connection attempt. A refusal comes at once; a run_client still at it
+    RETRIES_WITHIN later is given a listener, which the next attempt would reach."""
+
     async def scenario(path):
-        task = asyncio.ensure_future(impl.run_client(HOST, peers.closed_port(), path, TIMEOUT))
-        outcome = await outcome_of(task, TIMEOUT + SLACK)
-        assert_store_closed(path)  # the task still holds the error and its frames
+        with peers.Listener(refusing=True) as listener:
+            task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, TIMEOUT))
+            await until(lambda: False, task, RETRIES_WITHIN)
+            listener.listen()
+            if await until(listener.reached, task, TIMEOUT):
+                task.cancel()
+                await outcome_of(task, SLACK)
+                model.differs("run_client(host, port, path, timeout) with nothing listening on port, and a "
+                              f"listener there {RETRIES_WITHIN} s later", "one connection attempt, refused",
+                              "it tried again and reached the listener")
+            outcome = await outcome_of(task, TIMEOUT + SLACK)
+            assert_store_closed(path)  # the task still holds the error and its frames
         return outcome
 
     with store.temp_store_path() as path:

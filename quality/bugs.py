@@ -596,6 +596,15 @@ async def consume_session('''),
          (r'''        async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
           r'''        reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
+    _bug("connect-retried", 7,
+         "tries the connection again after a refusal (the publisher may be restarting): a publisher that comes up half a second later is reached",
+         (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)
+        try:''', r'''            try:
+                reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)
+            except ConnectionRefusedError:  # the publisher may be restarting
+                await asyncio.sleep(min(timeout / 2, 0.5))
+                reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)
+        try:''')),
     _bug("run-clients-share-a-store", 7,
          "keeps the open store in a module global and closes that one: two run_clients at once close one store twice",
          (r'''async def run_client(host, port, path, timeout, before_ack=None):''', r'''_store = None  # the receiver's open store, so that a signal handler can close it

@@ -51,6 +51,7 @@ CLAUSES = [
     _c("D13", 1, "`parse_line` takes `bytes` instances (subclasses too); `bytearray` and `memoryview` are not bytes."),
     _c("D14", 3, "An `int` subclass other than `bool` (an `IntEnum`, a user's subclass) is an int wherever the steps ask for one, timeouts included; a `float` subclass is a float."),
     _c("D16", 7, "`host` and `port` are handed to `asyncio.open_connection` as given"),
+    _c("D16.one-attempt", 7, "`run_client` makes one connection attempt."),
     _c("D15", 3, "A `fault` or `before_ack` that is not `None` is called as given, with no check beforehand."),
     # ------------------------------------------------- step 2: open_store, state
     _c("S2.create-once", 2, "It creates the two tables only when they do not exist"),
@@ -233,6 +234,7 @@ BREAKS = {
     "int-subclass-refused": ("D14",),
     "store-beside-module": ("D3.connect",),
     "ipv4-only": ("D16",),
+    "connect-retried": ("D16.one-attempt",),
     "port-must-be-int": ("D16",),
     "path-as-uri": ("D3.connect",),
     "falsy-fault-skipped": ("D15",),

@@ -3,11 +3,11 @@
 The real publisher (``resume/publisher.py``) serves the protocol. These cover
 what it cannot do, all on 127.0.0.1:
 
-* ``closed_port()``: a port with no listener (a connection is refused);
 * ``Listener``: a listening socket that never accepts, to tell whether
   anything connected at all; with ``full=True`` its accept queue is full, so
   the kernel drops a new connection's SYN: the attempt neither succeeds nor
-  is refused (a connect that hangs, on loopback);
+  is refused (a connect that hangs, on loopback); with ``refusing=True`` it
+  refuses every attempt until it is told to ``listen()``;
 * ``Peer``: an asyncio server that writes a fixed script as soon as a client
   connects, and then reads (recording what it got and when the client went
   away), or stalls (never reads, with a tiny receive buffer, so the client's
@@ -42,25 +42,20 @@ ACCEPT_TURNS = 20  # turns of the loop that let a server accept a connection alr
 _TINY_BUFFER = 4096  # bytes: the kernel rounds it up a little; it only has to be small
 
 
-def closed_port():
-    """A loopback port that nothing listens on (bound, then closed at once)."""
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
 class Listener:
     """A listening socket that never accepts: ``reached()`` tells whether a client connected.
 
     The kernel completes a loopback connection into the accept queue without
     any accept(), so a connection attempt that got anywhere is visible here.
-    Use as a context manager.
+    ``refusing=True``: bound but not listening, so every attempt is refused,
+    until ``listen()``. Use as a context manager.
     """
 
-    def __init__(self, full=False):
+    def __init__(self, full=False, refusing=False):
         self._sock = socket.socket()
         self._sock.bind((HOST, 0))
-        self._sock.listen(0 if full else 8)
+        if not refusing:
+            self._sock.listen(0 if full else 8)
         self.port = self._sock.getsockname()[1]
         self._fillers = []
         self.hangs = False  # whether a new connection attempt hangs (full only)
@@ -81,6 +76,9 @@ class Listener:
             self._fillers.append(filler)
         _, writable, _ = select.select([], [self._fillers[-1]], [], 0.05)
         self.hangs = not writable
+
+    def listen(self):
+        self._sock.listen(8)
 
     def reached(self):
         readable, _, _ = select.select([self._sock], [], [], 0)

@@ -105,6 +105,7 @@ QUOTES = {
     "S7.no-double-apply": "The resent event 1 must not be applied twice.",
     "D9.over-long": "A line longer than the reader's limit surfaces as `ValueError` too.",
     "D16": "`host` and `port` are handed to `asyncio.open_connection` as given",
+    "D16.one-attempt": "`run_client` makes one connection attempt.",
     "D18": "Once `ACK <seq>` has been written, a power cut at any later moment must not lose event `seq` "
            "or any event before it",
 }
@@ -167,6 +168,7 @@ _RULES = [
     (7, r"killed|twice", "S7.no-double-apply"),
     (7, r"longer_than_64", "D9.over-long"),
     (7, r"host_and_port", "D16"),
+    (7, r"one connection attempt", "D16.one-attempt"),
     (7, r"", "S7.close-db"),
     (None, r"socket", "S6.reclaim"),
     (None, r"file descriptor", "S7.close-db"),
