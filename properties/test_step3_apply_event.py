@@ -30,14 +30,19 @@ from resume.testing.store import opened, prefill, read, temp_store_path
 # A call is drawn as an intention and made concrete against the model's
 # cursor when it runs, so that it stays interesting as the cursor moves:
 #   next          seq = last + 1
-#   same again    seq = last - k, the delta the ledger holds (a true duplicate;
+#   same again    seq = last - k (k = 0..3), or the first seq 0 (k = 4: far below
+#                 a cursor at the top), the delta the ledger holds (a true duplicate;
 #                 with no row, or below 0, the model says Conflict / ValueError)
-#   other delta   seq = last - k, a delta that differs from the ledger's
+#   other delta   the same seq, a delta that differs from the ledger's
 #   gap           seq = last + 1 + k
 #   any seq       seq from the run's class of it, else its whole domain; delta 1
 #   any delta     delta from the run's class of it, else its whole domain, at the
-#                 next seq, past a gap, at the cursor or below it (k = 0..3):
+#                 next seq, past a gap, at the cursor, below it or at seq 0:
 #                 an invalid delta meets every path, not only the next event's
+# In the run of a class that holds any int value (domains.AS_CLASS: an int
+# subclass, a float, an object with __index__...), every call gives its seq,
+# wherever the intention places it, as a value of that class: the class meets
+# every path, the next event's (whose seq is written) included.
 INTENTIONS = ["next", "same again", "other delta", "gap", "any seq", "any delta"]
 
 
@@ -62,7 +67,10 @@ _INTENTIONS = {parameter: st.sampled_from(INTENTIONS + [kind] * len(INTENTIONS))
 _CLASS = {"seq": domains.int_classes(model.SEQ_MIN, model.SEQ_MAX),
           "delta": domains.int_classes(model.DELTA_MIN, model.DELTA_MAX),
           "fault": {kind: domains.hooks(kind=kind) for kind in FAULT_KINDS}}
-_ANY_FAULT = domains.hooks()
+# Beside a seq or delta of the run's class, no fault half the time (the usual call), else any:
+# most of fault's domain fails before the cursor moves, and the class would meet no commit.
+_ANY_FAULT = st.none() | domains.hooks()
+_PLACES = st.sampled_from([4, 0, 1, 2, 3])  # k, seq 0 first: what a run starts from, and shrinks to
 
 
 @st.composite
@@ -72,7 +80,8 @@ def calls(draw, parameter, kind):
     if intention == _WEIGHTED[parameter] != "next":
         values = _CLASS[parameter][kind]
     fault = draw(_CLASS["fault"][kind] if parameter == "fault" else _ANY_FAULT)
-    return intention, draw(st.integers(0, 3)), draw(values), fault
+    as_class = domains.AS_CLASS.get(kind) if parameter == "seq" else None
+    return intention, draw(_PLACES), draw(values), fault, as_class
 
 
 PLANS = {run: st.lists(calls(*run), min_size=1, max_size=12) for run in RUNS}
@@ -80,17 +89,23 @@ PLANS = {run: st.lists(calls(*run), min_size=1, max_size=12) for run in RUNS}
 
 def concrete(world, call):
     """``(seq, delta)`` of a drawn call, against the model's store as it is now."""
-    kind, k, value, _ = call
+    kind, k, value, _, as_class = call
     if kind == "any seq":
         return value, 1
+    seq, delta = placed(world, kind, k, value)
+    return (as_class(seq) if as_class else seq), delta
+
+
+def placed(world, kind, k, value):
+    below = world.last - k if k < 4 else model.SEQ_MIN
     if kind == "any delta":
-        return world.last + (1, 2, 0, -1)[k], value
+        return (world.last + 1, world.last + 2, world.last, world.last - 1, model.SEQ_MIN)[k], value
     delta = value if model.is_delta(value) else 1
     if kind == "next":
         return world.last + 1, delta
     if kind == "gap":
         return world.last + 1 + max(k, 1), delta
-    seq = world.last - k
+    seq = below
     stored = world.ledger.get(seq)
     if kind == "same again" or stored is None:
         return seq, (stored if stored is not None else delta)

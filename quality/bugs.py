@@ -991,6 +991,26 @@ def replay(events, last, limit):""")),
          "takes only exact ints: an IntEnum or a user's int subclass is refused as a seq or delta",
          (r'''    return isinstance(value, int) and not isinstance(value, bool)''',
           r'''    return type(value) is int''')),
+    _bug("index-accepted", 3,
+         "converts seq and delta with operator.index (numpy's integers too): any object with __index__ passes as an int",
+         (r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try''', r'''    if not isinstance(seq, bool) and not isinstance(delta, bool):
+        try:  # numpy integers and other int-like values
+            seq, delta = operator.index(seq), operator.index(delta)
+        except TypeError:
+            pass
+    _check_int("seq", seq, SEQ_MIN, SEQ_MAX)
+    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
+    # Outside the try'''),
+         (r'''import asyncio
+''', r'''import asyncio
+import operator
+''')),
+    _bug("seq-formatted-into-sql", 3,
+         "writes the cursor with an f-string (seq is a checked int): a user's int subclass, whose str() is not its digits, breaks the SQL",
+         (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))''',
+          r'''        con.execute(f"UPDATE checkpoint SET last = {seq} WHERE id = 1")  # seq is a checked int''')),
     _bug("falsy-fault-skipped", 3,
          "calls fault only if it is truthy: a falsy callable is never called",
          (r'''        if fault is not None:

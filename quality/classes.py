@@ -113,6 +113,7 @@ EXPOSES = {
         "float": "integral-float-accepted",
         "Decimal": "decimal-accepted",
         "Fraction": "rational-accepted",
+        "has __index__": "index-accepted",
         "numeric str": "non-int-typeerror",
         "None": "non-int-typeerror",
     },

@@ -317,6 +317,8 @@ BREAKS = {
     "integral-float-accepted": ("S3.int-args",),
     "decimal-accepted": ("S3.int-args",),
     "rational-accepted": ("S3.int-args",),
+    "index-accepted": ("S3.int-args",),
+    "seq-formatted-into-sql": ("D14",),
     "non-int-typeerror": ("D1.value-error",),
     "apply-delta-unchecked": ("S3.int-args",),
     "apply-delta-exclusive": ("S3.int-args",),

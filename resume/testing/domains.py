@@ -10,8 +10,8 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
 * ``ints(low, high)``: the domain of an int parameter in ``low..high``
   (seq, delta, last, limit): each end, inside, one past each end, far
   outside, int subclasses (an ``IntEnum``, a user's subclass: ints, decision
-  14), ``bool``, floats (integral ones too), ``Decimal``, ``Fraction``,
-  numeric strings, None. ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``.
+  14), ``bool``, floats (integral ones too), ``Decimal``, ``Fraction``, an
+  object with ``__index__`` (not an int), numeric strings, None. ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``.
 * ``timeouts(kind)``, ``TIMEOUT_CLASSES``: short ints and floats, int and
   float subclasses, zero and negatives, NaN and infinities, an int past
   float range, ``bool``, ``Fraction``, ``Decimal``, strings, None;
@@ -58,6 +58,22 @@ class UserInt(int):
         return f"UserInt({int(self)})"
 
 
+class Index:
+    """Not an int, though it converts to one (``__index__``, ``__int__``), as numpy's integers
+    do: not an int (decision 1)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __index__(self):
+        return self.value
+
+    __int__ = __index__
+
+    def __repr__(self):
+        return f"Index({self.value})"
+
+
 class UserFloat(float):
     """A user's float subclass: a float (decision 14)."""
 
@@ -66,8 +82,13 @@ class UserFloat(float):
 
 
 INT_CLASSES = ["an end", "inside", "one past an end", "far outside", "int subclass", "IntEnum", "bool",
-               "float", "Decimal", "Fraction", "numeric str", "None"]
+               "float", "Decimal", "Fraction", "has __index__", "numeric str", "None"]
 """The classes of an int parameter in ``low..high`` (seq, delta, last, limit), as ``int_classes`` draws them."""
+
+AS_CLASS = {"int subclass": UserInt, "float": float, "Decimal": decimal.Decimal, "Fraction": fractions.Fraction,
+            "has __index__": Index, "numeric str": str}
+"""The classes that hold any int value, each as a function of it: a test may place one where the
+store makes it matter (the next seq, say)."""
 
 
 def int_classes(low, high):
@@ -79,14 +100,11 @@ def int_classes(low, high):
         "inside": inside,
         "one past an end": st.sampled_from([low - 1, high + 1]),
         "far outside": st.integers(max_value=low - 1) | st.integers(min_value=high + 1),
-        "int subclass": (ends | inside).map(UserInt),
         "IntEnum": st.sampled_from([m for m in Number if low <= m <= high] or [Number.ZERO]),
         "bool": st.booleans(),
-        "float": (ends | inside).map(float) | st.floats(),
-        "Decimal": (ends | inside).map(decimal.Decimal),
-        "Fraction": (ends | inside).map(fractions.Fraction),
-        "numeric str": (ends | inside).map(str),
         "None": st.none(),
+        **{kind: (ends | inside).map(as_class) for kind, as_class in AS_CLASS.items()},
+        "float": (ends | inside).map(float) | st.floats(),
     }
 
 
