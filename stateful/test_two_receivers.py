@@ -39,7 +39,7 @@ import tempfile
 import threading
 import time
 
-from hypothesis import event, note
+from hypothesis import event, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule, run_state_machine_as_test
 
@@ -293,4 +293,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
 
 
 def test_two_receivers_on_one_store_apply_each_event_once(impl):
-    run_state_machine_as_test(lambda: TwoReceivers(impl))
+    # A third of the profile's runs: each is a long one (runs of 200-700 events; 74 s under ci
+    # with all of them), and its one bug of its own shows in the first runs (docs/BENCHMARKS.md).
+    run_state_machine_as_test(lambda: TwoReceivers(impl),
+                              settings=settings(max_examples=max(8, settings.default.max_examples // 3)))
