@@ -36,7 +36,7 @@ from resume.testing.machine import AsyncRuleBasedStateMachine
 
 _DEEP = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 CRASH_BUDGET = 1 if not _DEEP else max(3, settings.default.stateful_step_count // 10)
-EXAMPLES = 3 if not _DEEP else min(100, settings.default.max_examples // 5)
+EXAMPLES = 2 if not _DEEP else min(100, settings.default.max_examples // 5)
 MAX_INDEX = 40  # two or three commits' store calls; past the session's end, no kill
 
 
