@@ -219,7 +219,7 @@ def stored_runs(draw):
     applied = draw(st.lists(deltas, max_size=3))  # in the store after base, with ledger rows
     fresh = draw(st.lists(deltas, max_size=3))  # not in the store yet
     # The top of the seq range: the store's cursor at model.SEQ_MAX, nothing fresh after it.
-    top = st.just(model.SEQ_MAX - len(applied)) if applied else st.nothing()
+    top = st.just(model.SEQ_MAX - len(applied))
     base = draw(st.just(model.LAST_MIN) | st.integers(0, 20) | st.integers(model.SEQ_MAX - 20, model.SEQ_MAX - 10) | top)
     fresh = [] if base + len(applied) == model.SEQ_MAX else fresh
     total = draw(st.integers(-(10**6), 10**6)) if base >= 0 else 0
