@@ -97,6 +97,7 @@ def concrete(world, call):
 
 
 def placed(world, kind, k, value):
+    """``(seq, delta)`` where the intention ``kind`` places a call on the model's store now."""
     below = world.last - k if k < 4 else model.SEQ_MIN
     if kind == "any delta":
         return (world.last + 1, world.last + 2, world.last, world.last - 1, model.SEQ_MIN)[k], value

@@ -11,7 +11,8 @@ are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
   (seq, delta, last, limit): each end, inside, one past each end, far
   outside, int subclasses (an ``IntEnum``, a user's subclass: ints, decision
   14), ``bool``, floats (integral ones too), ``Decimal``, ``Fraction``, an
-  object with ``__index__`` (not an int), numeric strings, None. ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``.
+  object with ``__index__`` (not an int), numeric strings, None.
+  ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``; ``AS_CLASS``.
 * ``timeouts(kind)``, ``TIMEOUT_CLASSES``: short ints and floats, int and
   float subclasses, zero and negatives, NaN and infinities, an int past
   float range, ``bool``, ``Fraction``, ``Decimal``, strings, None;
