@@ -36,7 +36,7 @@ import math
 import time
 
 import pytest
-from hypothesis import event, example, given, note, settings
+from hypothesis import assume, event, example, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, leaks, model, peers, store, tasks
@@ -165,7 +165,28 @@ def shown(line):
         return "EVENT %d %d" % parsed
     if len(line) > LIMIT:
         return f"{len(line)} bytes without a LF in the first {LIMIT} ({line[:16]!r}...)"
-    return repr(line) + ("" if line.endswith(b"\n") else " (no LF), then EOF")
+    return repr(line) + ("" if line.endswith(b"\n") else " (no LF)")
+
+
+@st.composite
+def bad_lines(draw, kind, applied):
+    """A line of ``kind`` (``BAD_LINES``, or one of ``ONE_LINE_MALFORMATIONS``) after events whose new
+    seqs had the deltas ``applied``: a line the session must refuse, and its end."""
+    next_seq = len(applied)
+    good = model.frame(next_seq, draw(sts.deltas()))
+    if kind == "malformed":
+        kind = draw(st.sampled_from(ONE_LINE_MALFORMATIONS))
+    if kind in ONE_LINE:
+        return draw(ONE_LINE[kind])
+    if kind == "cut off":  # EOF in the middle of a frame (decision 9)
+        return draw(sts.cut_off(good))
+    if kind == "over-long":  # 65 bytes or more with the LF: past the reader's limit
+        return good[:-1] + b" " * draw(st.integers(LIMIT - len(good) + 1, 200)) + b"\n"
+    if kind == "gap":
+        return model.frame(next_seq + draw(st.integers(1, 3)), 0)
+    assert kind == "conflict", kind
+    seq = draw(st.integers(0, len(applied) - 1))
+    return model.frame(seq, draw(sts.deltas().filter(lambda d: d != applied[seq])))
 
 
 @st.composite
@@ -184,22 +205,11 @@ def scenarios(draw):
     cancel = draw(st.none() | st.sampled_from(list(CANCELS)))
     bad = draw(st.none() | st.sampled_from([k for k in BAD_LINES if (applied or k != "conflict")
                                             and not (k == "cut off" and cancel == "reading")]))
-    next_seq, delta = len(applied), draw(sts.deltas())
-    good = model.frame(next_seq, delta)
-    if bad == "malformed":
-        lines.append(draw(ONE_LINE[draw(st.sampled_from(ONE_LINE_MALFORMATIONS))]))
-    elif bad == "cut off":  # EOF in the middle of a frame (decision 9)
-        lines.append(good[: draw(st.integers(1, len(good) - 1))])
-    elif bad == "over-long":  # 65 bytes or more with the LF: past the reader's limit
-        lines.append(good[:-1] + b" " * draw(st.integers(LIMIT - len(good) + 1, 200)) + b"\n")
-    elif bad == "gap":
-        lines.append(model.frame(next_seq + draw(st.integers(1, 3)), delta))
-    elif bad == "conflict":
-        seq = draw(st.integers(0, len(applied) - 1))
-        lines.append(model.frame(seq, draw(sts.deltas().filter(lambda d: d != applied[seq]))))
+    if bad is not None:
+        lines.append(draw(bad_lines(bad, applied)))
     event(f"bad line: {bad}")
     if bad not in (None, "cut off"):  # what a session that read on would take: never read
-        lines += [model.frame(next_seq + i, delta) for i in range(draw(st.integers(0, 2)))]
+        lines += [model.frame(len(applied) + i, 0) for i in range(draw(st.integers(0, 2)))]
     # The draws that wait out a bound (silence, a blocked drain, a closing wait that hangs)
     # are the rarer ones: each costs SHORT, and the property's @examples run each of them.
     # A cancellation while reading arrives in a read that waits; a cut-off line ends at EOF.
@@ -508,10 +518,14 @@ async def play(impl, con, scenario, timeout, hook_error, close_error, duration):
 # One run per class of each parameter (the other drawn from its whole domain),
 # so that every class is reached in every run: Hypothesis draws the first
 # choices of a long list far more often than the last.
-# A line of each one-line malformed class ends the session as its own run: a
-# session that skips a class of line (a blank keep-alive, say) shows only there.
+# A line of each kind that ends a session (each one-line malformed class, a
+# cut-off last line, ...) ends it as its own run: a session that skips a class
+# of line (a blank keep-alive, say) or mends one (puts a cut-off line's LF
+# back) shows only there; in the mixed draw of ``scenarios`` some kinds come
+# in one example of twenty, or none.
+LINE_CLASSES = ONE_LINE_MALFORMATIONS + [kind for kind in BAD_LINES if kind != "malformed"]
 CLASSES = ([("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
-           + [("line", kind) for kind in ONE_LINE_MALFORMATIONS])
+           + [("line", kind) for kind in LINE_CLASSES])
 
 
 @pytest.mark.asyncio
@@ -523,15 +537,16 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
     invalid timeout, a falsy or uncallable hook, one that raises any BaseException (directly or from
     its awaitable), one that returns something else; and, one run per class, a session ended by a
-    malformed line of that class. The call is awaited in the test's own task, so
+    line of that class (malformed, cut off, over-long, a gap, a conflict). The call is awaited in the test's own task, so
     that a KeyboardInterrupt from the hook comes back here rather than out of the event loop."""
     timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
     before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
                            label="before_ack")
+    assume(log or (parameter, kind) != ("line", "conflict"))
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []
-    if parameter == "line":  # then a line that would be valid: never read
-        lines += [data.draw(ONE_LINE[kind], label="line"), model.frame(len(log), 0)]
+    if parameter == "line":  # then a line that would be valid (never read), unless it would mend a cut-off line
+        lines += [data.draw(bad_lines(kind, log), label="line")] + [model.frame(len(log), 0)] * (kind != "cut off")
     store_after = model.Store()
     models = domains.fresh(before_ack)
     predicted = await store_after.session(lines, None, timeout, models)

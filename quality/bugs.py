@@ -924,6 +924,13 @@ def replay(events, last, limit):""")),
          (r'''            if not line:
                 break''', r'''            if not line.endswith(b"\n"):
                 break  # EOF, possibly in the middle of a frame''')),
+    _bug("cut-off-line-mended", 6,
+         "puts the LF back on a last line cut off by EOF and commits it",
+         (r'''            if not line:
+                break''', r'''            if not line:
+                break
+            if not line.endswith(b"\n"):
+                line += b"\n"  # the publisher closed right after its last frame''')),
     _bug("over-long-line-skipped", 6,
          "skips a line longer than the reader's limit and reads on",
          (r'''            async with asyncio.timeout(timeout):

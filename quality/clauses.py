@@ -295,6 +295,7 @@ BREAKS = {
     "closes-db": ("S6.db-open",),
     "hook-skips-duplicates": ("D8.duplicates",),
     "partial-line-is-eof": ("D9.partial",),
+    "cut-off-line-mended": ("D9.partial",),
     "over-long-line-skipped": ("D9.over-long",),
     "closing-timeout-raises": ("D11.carry-on",),
     "no-abort-on-other-closing-error": ("D11.other-errors",),

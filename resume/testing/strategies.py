@@ -160,11 +160,25 @@ def cr_frames(draw):
     return good[:pos] + b"\r" + good[pos:]
 
 
+def cut_off(good, shortest=1):
+    """``good`` (a valid frame) cut before its LF, as EOF leaves a frame mid-way.
+
+    By what is left: the frame but its LF; a shorter frame but its LF (the
+    delta cut after a digit: what a receiver that puts the LF back would
+    commit); anything from ``shortest`` bytes up. Shrinks to: only the LF missing.
+    """
+    body = good[:-1]
+    delta = body.rindex(b" ") + 1
+    first_digit = delta + body[delta:].startswith(b"-")
+    return st.one_of(st.just(body),
+                     st.integers(first_digit + 1, len(body)).map(lambda n: body[:n]),
+                     st.integers(shortest, len(body)).map(lambda n: body[:n]))
+
+
 @st.composite
 def cut_off_frames(draw):
-    """A valid frame cut at any byte: the cut-off last line (shrinks to: only the LF missing)."""
-    good = draw(valid_frames())
-    return good[: -draw(st.integers(1, len(good)))]
+    """A valid frame cut at any byte before its LF, down to nothing (``cut_off``)."""
+    return draw(cut_off(draw(valid_frames()), shortest=0))
 
 
 @st.composite
