@@ -107,13 +107,14 @@ async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
                 cursor_before = models[i].last
                 acked = max(-1, cursor_before - behind)
                 result, publisher = await _session(impl, paths[i], streams[i], acked)
-                for seq in range(cursor_before + 1, len(streams[i])):
-                    models[i].apply_event(seq, streams[i][seq])
+                resent = [model.frame(seq, streams[i][seq]) for seq in range(acked + 1, len(streams[i]))]
+                predicted = await models[i].run_client(TIMEOUT, resent)
                 note(f"life {number}: session on store {i}: RESUME {publisher.resumes}, "
                      f"{len(publisher.acks)} ACKs, returned {result}")
-                assert publisher.resumes == [cursor_before], f"life {number}: RESUME is not the store's cursor"
-                assert result == (tasks.RETURNED, models[i].state()), f"life {number}"
-                assert publisher.acks == list(range(acked + 1, len(streams[i]))), f"life {number}: ACKs"
+                assert [model.resume_line(last) for last in publisher.resumes] == [predicted.resume], \
+                    f"life {number}: RESUME is not the store's cursor"
+                model.expect(result, predicted.outcome, f"life {number}: run_client")
+                assert [model.ack(seq) for seq in publisher.acks] == predicted.acks, f"life {number}: ACKs"
                 created.add(i)
             elif kind == "delete":
                 i = current
@@ -149,7 +150,7 @@ async def test_one_process_living_many_lives_keeps_every_outcome(impl, lives):
 
 async def _session(impl, path, stream, acked):
     async with Publisher(list(enumerate(stream)), acked=acked, timeout=TIMEOUT) as publisher:
-        result = await tasks.outcome_within(impl.run_client(HOST, publisher.port, path, TIMEOUT), 60)
+        result = await tasks.model_outcome(impl, impl.run_client(HOST, publisher.port, path, TIMEOUT), 60)
         await publisher.idle()
     return result, publisher
 

@@ -20,24 +20,26 @@ import pytest
 from hypothesis import given
 
 from resume.publisher import Publisher
-from resume.testing import domains, peers, store, tasks
+from resume.testing import domains, model, peers, store
 from resume.testing.hygiene import each_example_clean
-from resume.testing.tasks import RAISED, RETURNED, outcome_within
+from resume.testing.tasks import model_outcome
 
 WITHIN = 5.0  # no wait here should come near this; the machine is shared
+LOG = [(0, 5), (1, -3)]
+LINES = [model.frame(*event) for event in LOG]
 
 
 async def _session(impl, con, timeout):
-    async with Publisher([(0, 5), (1, -3)]) as publisher:
+    async with Publisher(LOG) as publisher:
         reader, writer = await asyncio.open_connection(peers.HOST, publisher.port, limit=64)
         writer.write(b"RESUME -1\n")
         await writer.drain()
-        outcome = await outcome_within(impl.consume_session(reader, writer, con, timeout), WITHIN)
+        got = await model_outcome(impl, impl.consume_session(reader, writer, con, timeout), WITHIN)
         closed = writer.transport.is_closing()
         if not closed:  # leave nothing open for another test to trip over
             writer.transport.abort()
             await asyncio.sleep(0)
-        return outcome, closed, publisher.acks
+        return got, closed, [model.ack(seq) for seq in publisher.acks]
 
 
 async def _run(impl, timeout):
@@ -51,17 +53,29 @@ async def _run(impl, timeout):
             con.close()
 
 
+async def _predicted(timeout, committed=len(LINES), ending=None):
+    """The model's session: the publisher's lines, or the first ``committed`` of them and then ``ending``."""
+    expected = model.Store()
+    return await expected.session(LINES[:committed], ending, timeout), expected.snapshot()
+
+
 @pytest.mark.asyncio
 @given(domains.timeout_ends())
 @each_example_clean
 async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
     label, timeout = case
-    (outcome, closed, acks), stored = await _run(impl, timeout)
-    assert not (outcome[0] == RAISED and isinstance(outcome[1], ValueError)), f"{label} {timeout!r}: {outcome}"
+    (got, closed, acks), stored = await _run(impl, timeout)
+    what = f"consume_session(reader, writer, con, {timeout!r}) ({label})"
+    # The smallest positive timeout may end the session at any of its waits.
+    expected = [await _predicted(timeout)]
+    if label == "timeout low":
+        expected += [await _predicted(timeout, committed, "TimeoutError") for committed in range(len(LINES) + 1)]
+    found = [session for session, snapshot in expected if got == session.outcome and stored == snapshot]
+    if not found:
+        model.expect(got, expected[0][0].outcome, what)
+        assert stored == expected[0][1], f"{what}: the store"
+    assert acks == found[0].acks, f"{what}: the ACKs"
     assert closed, "the connection was not reclaimed"
-    if label != "timeout low":  # the smallest positive timeout may end the session at its first wait
-        assert outcome == (RETURNED, (1, 2)), outcome
-        assert acks == [0, 1] and stored == ((1, 2), {0: 5, 1: -3})
 
 
 @pytest.mark.asyncio
@@ -69,6 +83,8 @@ async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case
 @each_example_clean
 async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
     label, timeout = case
-    (outcome, closed, acks), stored = await _run(impl, timeout)
-    tasks.expect_raised(outcome, ValueError, f"consume_session(reader, writer, con, {timeout!r}) ({label})")
-    assert closed and acks == [] and stored == ((-1, 0), {})
+    (got, closed, acks), stored = await _run(impl, timeout)
+    predicted, snapshot = await _predicted(timeout)
+    what = f"consume_session(reader, writer, con, {timeout!r}) ({label})"
+    model.expect(got, predicted.outcome, what)
+    assert closed and acks == predicted.acks and stored == snapshot, what

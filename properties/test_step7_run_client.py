@@ -32,17 +32,15 @@ task running or a descriptor open (a socket, a store file) fails.
 import asyncio
 import errno
 import os
-import sqlite3
-import tempfile
 
 import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, leaks, model, peers, store, tasks
+from resume.testing import domains, leaks, model, peers, store
 from resume.testing.first_look import first_look, searching
 from resume.testing.hygiene import each_example_clean
-from resume.testing.tasks import CANCELLED, RAISED, cancel_after, model_outcome, outcome_of, outcome_within, until
+from resume.testing.tasks import cancel_after, model_outcome, outcome_of, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -58,7 +56,20 @@ def assert_store_closed(path):
         model.differs("the store's file after run_client returned", "closed (no descriptor of the process on it)", "still open: run_client left its store connection open")
 
 
-# ------------------------------------------------- before anything is opened
+# ------------------------------------------------- before the session
+
+
+def expect_run(got, predicted, what, path, listener=None):
+    """``run_client``'s outcome and the store as the model predicts (``model.Store.run_client``),
+    the store closed, and no connection attempt where the model makes none."""
+    model.expect(got, predicted.outcome, what)
+    assert_store_closed(path)
+    if not predicted.opens and os.path.exists(path):
+        model.differs(what, f"{predicted.outcome} before anything is opened", "a store file was created")
+    if predicted.opens and store.read(path) != model.Store().snapshot():
+        model.differs(what, "the store opened (and initialised) first, nothing applied", f"{store.read(path)}")
+    if listener is not None and predicted.resume is None and listener.reached():
+        model.differs(what, f"{predicted.outcome} with no connection made", "a connection was attempted")
 
 
 @pytest.mark.asyncio
@@ -68,27 +79,20 @@ def assert_store_closed(path):
 @each_example_clean
 async def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, kind, data):
     timeout = data.draw(domains.timeouts(kind), label="timeout")
-    with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
-        path = os.path.join(folder, "store.db")
-        kind, value = await outcome_within(impl.run_client(HOST, listener.port, path, timeout), SLACK)
-        tasks.expect_raised((kind, value), ValueError, f"run_client(host, port, path, {timeout!r})")
-        if os.listdir(folder):
-            model.differs(f"run_client(host, port, path, {timeout!r})", "ValueError before anything is opened",
-                          f"a store file was created: {sorted(os.listdir(folder))}")
-        if listener.reached():
-            model.differs(f"run_client(host, port, path, {timeout!r})", "ValueError before anything is opened",
-                          "a connection was attempted")
+    with store.temp_store_path() as path, peers.Listener() as listener:
+        got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout), SLACK)
+        expect_run(got, await model.Store().run_client(timeout), f"run_client(host, port, path, {timeout!r})",
+                   path, listener)
 
 
 @pytest.mark.asyncio
 @each_example_clean
 async def test_the_store_is_opened_before_the_connection(impl):
-    with tempfile.TemporaryDirectory() as folder, peers.Listener() as listener:
-        path = os.path.join(folder, "missing", "store.db")  # a folder that does not exist
-        kind, value = await outcome_within(impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK)
-        tasks.expect_raised((kind, value), sqlite3.Error, "run_client(host, port, path, timeout) with a path where no store can be opened")
-        if listener.reached():
-            model.differs("run_client(host, port, path, timeout) with a path where no store can be opened", "no connection attempted (the store is opened first)", "it connected before opening the store")
+    with store.temp_store_path() as path, peers.Listener() as listener:
+        path = os.path.join(os.path.dirname(path), "missing", "store.db")  # a folder that does not exist
+        got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK)
+        expect_run(got, await model.Store().run_client(TIMEOUT, path=path),
+                   "run_client(host, port, path, timeout) with a path where no store can be opened", path, listener)
 
 
 @pytest.mark.asyncio
@@ -96,30 +100,18 @@ async def test_the_store_is_opened_before_the_connection(impl):
 async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
     """Decision 16: one connection attempt. A refusal comes at once; a run_client still at it
     RETRIES_WITHIN later is given a listener, which the next attempt would reach."""
-
-    async def scenario(path):
-        with peers.Listener(refusing=True) as listener:
-            task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, TIMEOUT))
-            await until(lambda: False, task, RETRIES_WITHIN)
-            listener.listen()
-            if await until(listener.reached, task, TIMEOUT):
-                task.cancel()
-                await outcome_of(task, SLACK)
-                model.differs("run_client(host, port, path, timeout) with nothing listening on port, and a "
-                              f"listener there {RETRIES_WITHIN} s later", "one connection attempt, refused",
-                              "it tried again and reached the listener")
-            outcome = await outcome_of(task, TIMEOUT + SLACK)
-            assert_store_closed(path)  # the task still holds the error and its frames
-        return outcome
-
-    with store.temp_store_path() as path:
-        kind, value = await scenario(path)
-        tasks.expect_raised((kind, value), ConnectionRefusedError, "run_client(host, port, path, timeout) with nothing listening on port")
-        assert store.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
-        with sqlite3.connect(path, timeout=0) as con:
-            con.execute("BEGIN EXCLUSIVE")  # nobody holds a lock on it
-            con.execute("ROLLBACK")
-        con.close()
+    what = "run_client(host, port, path, timeout) with nothing listening on port"
+    with store.temp_store_path() as path, peers.Listener(refusing=True) as listener:
+        task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, TIMEOUT))
+        await until(lambda: False, task, RETRIES_WITHIN)
+        listener.listen()
+        if await until(listener.reached, task, TIMEOUT):
+            task.cancel()
+            await outcome_of(impl, task, SLACK)
+            model.differs(f"{what}, and a listener there {RETRIES_WITHIN} s later",
+                          "one connection attempt, refused", "it tried again and reached the listener")
+        got = await outcome_of(impl, task, TIMEOUT + SLACK)
+        expect_run(got, await model.Store().run_client(TIMEOUT, connect="ConnectionRefusedError"), what, path)
 
 
 @pytest.mark.asyncio
@@ -128,37 +120,24 @@ async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_sto
     """The peer's accept queue is full, so the kernel drops the SYN: the attempt
     neither succeeds nor is refused. The connect is bounded by the timeout."""
     timeout = 0.05
-
-    async def scenario(path):
-        with peers.Listener(full=True) as listener:
-            if not listener.hangs:
-                pytest.skip("this kernel completes a connection past a full accept queue")
-            task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, timeout))
-            outcome = await outcome_of(task, timeout + SLACK)  # HUNG past that
-            assert_store_closed(path)
-        return outcome
-
-    with store.temp_store_path() as path:
-        outcome = await scenario(path)
-        tasks.expect_raised(outcome, TimeoutError, f"run_client(host, port, path, {timeout}) with a peer whose "
-                                                   "connection attempt never completes")
-        assert store.read(path) == ((-1, 0), {}), "the store is opened (and initialised) first"
+    predicted = await model.Store().run_client(timeout, connect="TimeoutError")
+    with store.temp_store_path() as path, peers.Listener(full=True) as listener:
+        if not listener.hangs:
+            pytest.skip("this kernel completes a connection past a full accept queue")
+        got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout),
+                                  predicted.duration() + SLACK)
+        expect_run(got, predicted, f"run_client(host, port, path, {timeout}) with a peer whose "
+                                   "connection attempt never completes", path)
 
 
 @pytest.mark.asyncio
 @each_example_clean
 async def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store(impl):
-    async def scenario(path):
-        async with peers.Peer(reset=True) as peer:
-            task = asyncio.ensure_future(impl.run_client(HOST, peer.port, path, TIMEOUT))
-            outcome = await outcome_of(task, TIMEOUT + SLACK)
-            assert_store_closed(path)
-        return outcome
-
     with store.temp_store_path() as path:
-        kind, value = await scenario(path)
-        tasks.expect_raised((kind, value), ConnectionError, "run_client(host, port, path, timeout) with a server that resets the connection at once")
-        assert store.read(path) == ((-1, 0), {})
+        async with peers.Peer(reset=True) as peer:
+            got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, TIMEOUT), TIMEOUT + SLACK)
+        expect_run(got, await model.Store().run_client(TIMEOUT, ending="ConnectionError"),
+                   "run_client(host, port, path, timeout) with a server that resets the connection at once", path)
 
 
 @pytest.mark.asyncio
@@ -170,8 +149,10 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
     propagates and the still-open socket is reclaimed (decision 12)."""
     timeout = 0.1  # the "hangs" case waits it out
     error = ConnectionResetError(errno.ECONNRESET, "RESUME drain: reset (fake)")
-
-    async def scenario(path):
+    ends = {"raises": error, "hangs": "TimeoutError", "cancelled": "CancelledError"}[fault]
+    predicted = await model.Store().run_client(timeout, resume_drain=ends)
+    what = f"run_client(host, port, path, {timeout}) whose RESUME drain {fault}"
+    with store.temp_store_path() as path:
         with peers.faulty_first_drain(error if fault == "raises" else "hang") as made:
             async with Publisher(LOG) as publisher:
                 start = asyncio.get_running_loop().time()
@@ -179,34 +160,19 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
                 if fault == "cancelled":
                     await until(lambda: made and made[0].entered.is_set(), task, SLACK)
                     task.cancel()
-                outcome = await outcome_of(task, timeout + SLACK)
+                got = await outcome_of(impl, task, predicted.duration() + SLACK)
                 elapsed = asyncio.get_running_loop().time() - start
-                assert_store_closed(path)
                 if not made:
-                    return None
+                    pytest.skip("the implementation does not connect through asyncio.open_connection")
                 closed = await leaks.socket_closed(made[0].get_extra_info("socket"), within=0.2)
                 if not closed:
                     made[0].transport.abort()
                 ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
-        return outcome, elapsed, closed, ended
-
-    with store.temp_store_path() as path:
-        seen = await scenario(path)
-        if seen is None:
-            pytest.skip("the implementation does not connect through asyncio.open_connection")
-        (kind, value), elapsed, closed, ended = seen
-        if fault == "raises":
-            assert kind == RAISED and value is error, f"{kind} {value!r}"
-        elif fault == "hangs":
-            tasks.expect_raised((kind, value), TimeoutError, "run_client(host, port, path, timeout) whose RESUME drain never ends")
-            assert elapsed < timeout + SLACK, f"{elapsed:.2f} s: the RESUME drain is bounded by the timeout"
-        else:
-            assert kind == CANCELLED, f"{kind} {value!r}"
+        expect_run(got, predicted, what, path)
+        assert elapsed < predicted.duration() + SLACK, f"{elapsed:.2f} s: the RESUME drain is bounded by the timeout"
         if not closed:
-            model.differs(f"run_client(host, port, path, timeout) whose RESUME drain {fault}",
-                          "the socket closed before the error propagates", "the socket was left open")
+            model.differs(what, "the socket closed before the error propagates", "the socket was left open")
         assert ended, "the publisher never saw the connection end"
-        assert store.read(path) == ((-1, 0), {})
 
 
 # ------------------------------------------------- resuming from the stored cursor
@@ -316,24 +282,21 @@ async def test_two_run_clients_at_once_each_keep_to_their_own_store(impl):
 async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
     """The peer sends 100 bytes with no LF and keeps the connection open: with
     ``limit=64`` the read fails at once; a larger limit would wait for the timeout."""
-    timeout = 2.0
-
-    async def scenario(path):
-        async with peers.Peer(b"EVENT 0 " + b"1" * 100, eof=False) as peer:
+    timeout = 2.0  # past SLACK: a read that waits for it shows
+    line = b"EVENT 0 " + b"1" * 100
+    predicted = await model.Store().run_client(timeout, [line], "ValueError")
+    with store.temp_store_path() as path:
+        async with peers.Peer(line, eof=False) as peer:
             start = asyncio.get_running_loop().time()
-            outcome = await outcome_within(impl.run_client(HOST, peer.port, path, timeout), timeout + SLACK)
+            got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, timeout), timeout + SLACK)
             elapsed = asyncio.get_running_loop().time() - start
             ended = await peer.all_ended(PEER_ENDS_WITHIN)
-        return outcome, elapsed, ended
-
-    with store.temp_store_path() as path:
-        (kind, value), elapsed, ended = await scenario(path)
-        tasks.expect_raised((kind, value), ValueError, "run_client(host, port, path, timeout) with a server that sends 100 bytes and no LF")
-        assert elapsed < timeout / 2, f"{elapsed:.2f} s: the line should fail at the 64-byte limit"
+        expect_run(got, predicted, "run_client(host, port, path, timeout) with a server that sends 100 bytes and no LF",
+                   path)
+        assert elapsed < predicted.duration() + SLACK, f"{elapsed:.2f} s: the line should fail at the 64-byte limit"
         if not ended:
             model.differs("the server's side of the connection, after run_client raised",
                           "the connection ends (run_client closed its socket)", "it never ended")
-        assert store.read(path) == ((-1, 0), {})
 
 
 # ------------------------------------------------- cancellation
@@ -347,65 +310,68 @@ LOG = [(0, 5), (1, 7)]
 async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket(impl):
     """Cancel after 1, 2, ... turns of the loop until the run is over before the
     cancel: every await point of connecting, sending RESUME and the session is
-    hit in turn."""
+    hit in turn. Whatever the events committed by then, the model's session
+    cancelled after them: its outcome, its store, a prefix of its ACKs."""
     landed = []
     for iterations in range(1, 300):
         with store.temp_store_path() as path:
-            accepted, kind, acks, ended = await cancel_a_run(impl, path, iterations)
-            (last, total), ledger = store.read(path)
+            accepted, got, acks, ended = await cancel_a_run(impl, path, iterations)
+            stored = store.read(path)
         if not accepted:  # the run was over before the cancel: every point has been hit
             break
-        where = f"cancelled after {iterations} turns ({kind}, ACKs {acks}, ledger {ledger})"
+        expected = model.Store()
+        committed = len(stored.ledger)  # a prefix of LOG, if any: the model's snapshot says
         # A cancellation that arrived before the end must propagate, even one that
         # lands as a wait completes (asyncio.wait_for on 3.11 drops it: gh-86296).
-        if kind != CANCELLED:
-            model.differs(f"run_client(host, port, path, timeout), its task {where}",
-                          "the cancellation propagates (CancelledError)", f"it {kind}")
+        predicted = await expected.session([model.frame(*e) for e in LOG[:committed]], "CancelledError", TIMEOUT)
+        where = f"run_client(host, port, path, timeout), its task cancelled after {iterations} turns of the loop"
+        model.expect(got, predicted.outcome, where)
         assert ended, f"{where}: the publisher never saw the connection end"
-        assert ledger == dict(LOG[: len(ledger)]) and last == len(ledger) - 1, where
-        assert total == sum(delta for _, delta in LOG[: len(ledger)]), where
-        assert acks == list(range(len(acks))) and len(acks) <= len(ledger), where
-        landed.append((kind, len(ledger)))
+        assert stored == expected.snapshot(), f"{where}: the store"
+        assert [model.ack(seq) for seq in acks] == predicted.acks[:len(acks)], f"{where}: the ACKs"
+        landed.append(committed)
     else:
         raise AssertionError("the run never ended")
-    assert (CANCELLED, 0) in landed and (CANCELLED, len(LOG)) in landed, f"cancellations landed only at {landed}"
+    assert {0, len(LOG)} <= set(landed), f"cancellations landed only after {landed} events"
 
 
 async def cancel_a_run(impl, path, iterations):
     async with Publisher(LOG) as publisher:
         task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, TIMEOUT))
         accepted = await cancel_after(task, iterations)
-        kind, _ = await outcome_of(task, TIMEOUT + SLACK)
+        got = await outcome_of(impl, task, TIMEOUT + SLACK)
         assert_store_closed(path)  # the cancelled task still holds its frames
         ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
-    return accepted, kind, publisher.acks, ended
+    return accepted, got, publisher.acks, ended
 
 
 @pytest.mark.asyncio
 @each_example_clean
 async def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl):
-    async def scenario(path):
-        reached = asyncio.Event()
+    reached = asyncio.Event()
 
-        def before_ack(seq):
-            reached.set()
-            return asyncio.get_running_loop().create_future()  # never completes
+    def before_ack(seq):
+        reached.set()
+        return asyncio.get_running_loop().create_future()  # never completes
 
+    def cancelled_in_it(seq):
+        raise asyncio.CancelledError  # as the model sees the cancellation land in the awaitable
+
+    expected = model.Store()
+    predicted = await expected.session([model.frame(*e) for e in LOG], None, TIMEOUT, cancelled_in_it)
+    what = "run_client(host, port, path, timeout, before_ack), cancelled in before_ack's awaitable"
+    with store.temp_store_path() as path:
         async with Publisher(LOG) as publisher:
             task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, TIMEOUT, before_ack))
             await until(reached.is_set, task, TIMEOUT)
             task.cancel()
-            kind, _ = await outcome_of(task, TIMEOUT + SLACK)
+            got = await outcome_of(impl, task, TIMEOUT + SLACK)
             assert_store_closed(path)
             ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
-        return kind, ended, publisher.acks
-
-    with store.temp_store_path() as path:
-        kind, ended, acks = await scenario(path)
-        assert kind == CANCELLED
+        model.expect(got, predicted.outcome, what)
         assert ended, "the publisher never saw the connection end"
-        assert acks == [], "event 0 was ACKed before before_ack completed"
-        assert store.read(path) == ((0, 5), {0: 5})
+        assert [model.ack(seq) for seq in publisher.acks] == predicted.acks, f"{what}: the ACKs"
+        assert store.read(path) == expected.snapshot(), f"{what}: the store"
 
 
 # ------------------------------------------------- any form of host and port

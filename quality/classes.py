@@ -206,6 +206,7 @@ EXPOSES = {
     "reader": {
         "EOF": "stale-eof-state",
         "a line without LF": "partial-line-is-eof",
+        "a line without LF that is a frame but for it": "cut-off-line-mended",
         "a line past the reader's limit": "over-long-line-skipped",
         "silence": "unbounded-read",
         "a reset": "reset-is-eof",

@@ -46,7 +46,6 @@ from hypothesis.stateful import initialize, invariant, rule, run_state_machine_a
 from resume.testing import busy, model, peers, runs, store, tasks
 from resume.testing import strategies as sts
 from resume.testing.machine import AsyncRuleBasedStateMachine
-from resume.testing.tasks import RAISED, RETURNED
 from stateful.serial_order import Seen, final_cursors
 
 TIMEOUT = 5.0  # every wait of a session; nothing should come near it
@@ -67,7 +66,7 @@ def _session_in_a_thread(impl, path, script, start):
             async with peers.Peer(script) as peer:
                 reader, writer = await asyncio.open_connection(peers.HOST, peer.port, limit=64)
                 start.wait(TIMEOUT)  # both sessions begin together
-                outcome = await tasks.outcome_within(impl.consume_session(reader, writer, con, TIMEOUT), 30)
+                outcome = await tasks.model_outcome(impl, impl.consume_session(reader, writer, con, TIMEOUT), 30)
                 await peer.all_ended(2.0)
                 received = peer.connections[0].received if peer.connections else b""
         finally:
@@ -260,18 +259,18 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
             asyncio.to_thread(_session_in_a_thread, self.impl, self.path, scripts[who][1], start)
             for who in "AB"))
         seen = {}
-        for who, ((kind, value), received) in zip("AB", results):
+        for who, (got, received) in zip("AB", results):
             seqs = scripts[who][0]
-            note(f"session {who}: lines {seqs[0]}..{seqs[-1]}, ended {kind} {value!r}, ACKs {received!r}")
+            note(f"session {who}: lines {seqs[0]}..{seqs[-1]}: it {got}; ACKs {received!r}")
             acks = received.split(b"\n")[:-1]
             assert acks == [b"ACK %d" % s for s in seqs[:len(acks)]], f"session {who}: ACKs out of script order"
-            if kind == RETURNED:
+            if isinstance(got, model.Returned):
                 assert len(acks) == len(seqs), f"session {who} returned with lines not ACKed"
                 refused = None
-            elif kind == RAISED and isinstance(value, (self.impl.Gap, self.impl.Conflict)):
-                refused = "gap" if isinstance(value, self.impl.Gap) else "conflict"
+            elif got.kind in ("Gap", "Conflict"):
+                refused = got.kind.lower()
             else:
-                raise AssertionError(f"session {who} ended with {kind} {value!r}: no serial order explains it")
+                raise AssertionError(f"session {who}: it {got}: no serial order explains it")
             seen[who] = Seen(seqs, len(acks), refused)
         ends = final_cursors(start_last, seen["A"], seen["B"])
         assert ends, f"no serial order of the two sessions explains what they saw: {seen}"

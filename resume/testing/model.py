@@ -15,13 +15,14 @@ kinds are the contract's names (``"ValueError"``, ``"Gap"``, ``"Conflict"``,
 failure that the contract says must propagate *as the very object* (a hook's
 or a fault's exception, a cancellation) is predicted as ``Raised`` with that
 object, and is compared by identity. ``outcome_of(impl, call)`` is the one
-mapping from what an implementation did to an ``Outcome``; ``expect``
-compares the two and says, in plain words, what differed.
+mapping from what an implementation did to an ``Outcome`` (and
+``tasks.outcome_of`` for a task); ``expect`` compares the two and says, in
+plain words, what differed.
 
 State lives in ``Store``: the cursor, the total and the ledger a correct
-store holds. ``Store.apply_event`` / ``consume_line`` / ``session`` move it
-exactly as SPEC.md's steps 3, 5 and 6 say; ``replay`` and ``parse_line`` are
-pure. Hooks (``fault``, ``before_ack``) are called BY the model at the moment
+store holds. ``Store.apply_event`` / ``consume_line`` / ``session`` /
+``run_client`` move it exactly as SPEC.md's steps 3, 5, 6 and 7 say;
+``replay`` and ``parse_line`` are pure. Hooks (``fault``, ``before_ack``) are called BY the model at the moment
 the contract calls them, so a hook that raises, or cannot be called at all
 (decision 15), gives the model the same failure it gives the implementation.
 
@@ -170,7 +171,7 @@ def kind_of_class(cls, impl=None):
         for name in CONTRACT_ERRORS:
             if issubclass(cls, getattr(impl, name)):
                 return name
-    for base in (ValueError, sqlite3.OperationalError, TimeoutError, ConnectionError):
+    for base in (ValueError, sqlite3.OperationalError, TimeoutError, ConnectionRefusedError, ConnectionError):
         if issubclass(cls, base):
             return base.__name__
     return cls.__name__
@@ -547,6 +548,46 @@ class Store:
             result.outcome = result.wait_failed(ending, timeout)
         return result
 
+    async def run_client(self, timeout, lines=(), ending=None, before_ack=None, *,
+                         path=None, connect=None, resume_drain=None):
+        """Step 7: what ``run_client`` does on a store holding this one, with a peer that accepts,
+        reads ``RESUME <last>`` and then sends ``lines`` and ``ending`` (as ``session`` takes them).
+
+        Decision 10: an invalid timeout is ValueError before anything is
+        opened. Then "open, in this order, ``open_store(path)`` and
+        ``asyncio.open_connection(host, port, limit=64)`` bounded by
+        ``timeout``": ``path`` None is a usable store file (else step 2's
+        ``open_store(path, self)`` decides); ``connect`` is how the one
+        attempt (decision 16) ends, None when it connects, else as
+        ``session``'s ``ending`` takes it (``"TimeoutError"`` for one that
+        never completes, ``"ConnectionRefusedError"``). ``resume_drain``
+        is how the drain of the RESUME line ends, in the same terms (decision
+        12: the error propagates once the socket is reclaimed). Then the
+        session's outcome. The DB connection is closed on every path.
+
+        Returns a ``Session`` whose ``opens`` and ``resume`` say whether the
+        store was opened and which RESUME line was written (None: no connection).
+        """
+        result = Session(closing_bound=closing_bound(timeout))
+        if not is_valid_timeout(timeout):
+            result.outcome = Raised("ValueError")
+            return result
+        opened = open_store(path, self) if path is not None else Returned(self.state())
+        if isinstance(opened, Raised):
+            result.outcome = opened
+            return result
+        result.opens = True
+        if connect is not None:
+            result.outcome = result.wait_failed(connect, timeout)
+            return result
+        result.resume = resume_line(self.last)
+        if resume_drain is not None:
+            result.outcome = result.wait_failed(resume_drain, timeout)
+            return result
+        session = await self.session(lines, ending, timeout, before_ack)
+        session.opens, session.resume = True, result.resume
+        return session
+
 
 HANGS = "hangs"  # a closing wait that never ends by itself (``Session.closing``)
 
@@ -565,6 +606,8 @@ class Session:
     outcome: object = None
     closing_bound: float = CLOSE_FALLBACK
     expired: float = 0.0  # seconds spent in reads and drains that ran to their bound
+    opens: bool = False  # step 7: the store was opened
+    resume: bytes | None = None  # step 7: the RESUME line written (None: no connection made)
 
     def wait_failed(self, error, timeout):
         """The outcome of a read or drain that ended with ``error`` (a kind, or the very object).
