@@ -2,7 +2,7 @@
 
 One machine run owns a store file in a temporary folder, a real publisher
 (``resume.publisher``) on a loopback port with a log that the run grows, one
-connection of its own from ``open_store``, and a model (``stateful.model``)
+connection of its own from ``open_store``, and the model (``resume.testing.model``)
 of what a correct store holds. Its rules interleave:
 
 * publishing events; delivering them through real ``run_client`` sessions
