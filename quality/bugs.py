@@ -1428,6 +1428,18 @@ import operator
          "takes the port for a string (as from argv) and parses it: an int port raises AttributeError",
          (r'''await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
           r'''await asyncio.open_connection(host, int(port.strip()), limit=FRAME_MAX)''')),
+    _bug("port-checked-first", 7,
+         "checks the port itself (an int or digits, 1..65535) before opening anything: ValueError, no store",
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)''', r'''    _check_timeout(timeout)
+    number = int(port) if isinstance(port, str) and port.isdigit() else port
+    if not _is_int(number) or not 0 < number <= 65535:
+        raise ValueError(f"port must be an int in 1..65535 or a string of its digits, got {port!r}")
+    con = open_store(path)''')),
+    _bug("port-made-int", 7,
+         "hands the connection int(port), not the port as given: an int subclass reaches a name host",
+         (r'''await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''await asyncio.open_connection(host, int(port), limit=FRAME_MAX)''')),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the

@@ -272,6 +272,8 @@ BREAKS = {
     "fault-called-unchecked": ("S3.one-transaction",),
     "hook-called-unchecked": ("S6.ack-after-commit",),
     "port-parsed-from-str": ("D16",),
+    "port-checked-first": ("D16", "S7.order"),
+    "port-made-int": ("D16",),
     "uncallable-fault-ignored": ("D15",),
     "falsy-hook-skipped": ("D15",),
     "awaitable-by-function-kind": ("D8.awaitable",),

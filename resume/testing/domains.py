@@ -189,9 +189,14 @@ def timeouts(kind=None):
 # ``{form: (host, the address the test's peer listens on)}``.
 HOST_FORMS = {"IPv4 address": ("127.0.0.1", "127.0.0.1"), "IPv6 address": ("::1", "::1"),
               "name": ("localhost", "127.0.0.1")}
-# An int subclass is not drawn: handed on as given, it reaches getaddrinfo,
-# which takes only an exact int or a str (a name host fails with OSError).
-PORT_FORMS = {"int": int, "str of digits": str}
+# Each form made from a listening port. Handed on as given (decision 16), a
+# port past 65535 or below 0 makes the connection fail (OverflowError), port 0
+# is refused, and an int subclass reaches getaddrinfo, which takes only an
+# exact int or a str (a name host fails with OSError): what the connection
+# does with each is the model's input, found by a probe (``peers.connect_as_given``).
+PORT_FORMS = {"int": int, "str of digits": str, "int subclass": UserInt, "zero": lambda port: 0,
+              "int past 65535": lambda port: port + 65536, "str past 65535": lambda port: str(port + 65536),
+              "negative": lambda port: -port}
 
 
 # ---------------------------------------------------------------- hooks

@@ -37,6 +37,8 @@ import select
 import socket
 import struct
 
+from resume.testing import model
+
 HOST = "127.0.0.1"
 ACCEPT_TURNS = 20  # turns of the loop that let a server accept a connection already made (5 do)
 _TINY_BUFFER = 4096  # bytes: the kernel rounds it up a little; it only has to be small
@@ -51,9 +53,9 @@ class Listener:
     until ``listen()``. Use as a context manager.
     """
 
-    def __init__(self, full=False, refusing=False):
-        self._sock = socket.socket()
-        self._sock.bind((HOST, 0))
+    def __init__(self, full=False, refusing=False, host=HOST):
+        self._sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self._sock.bind((host, 0))
         if not refusing:
             self._sock.listen(0 if full else 8)
         self.port = self._sock.getsockname()[1]
@@ -94,6 +96,17 @@ class Listener:
 
     def __exit__(self, *exc_info):
         self.close()
+
+
+async def connect_as_given(host, port, within):
+    """What ``asyncio.open_connection(host, port)`` does here, as ``model.Store.run_client``'s
+    ``connect`` takes it: None if it connects, else the kind of error it raises (decision 16)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), within)
+    except Exception as error:  # noqa: BLE001 - the outcome is the point
+        return model.kind_of_class(type(error))
+    writer.transport.abort()
+    return None
 
 
 @dataclasses.dataclass
