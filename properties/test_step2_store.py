@@ -31,8 +31,8 @@ from resume.testing.store import opened, prefill, read, temp_store_path
 def test_a_fresh_store_is_at_minus_one_with_total_zero(impl, tmp_path):
     path = str(tmp_path / "store.db")
     with opened(impl, path) as con:
-        assert impl.state(con) == (-1, 0)
-    assert read(path) == ((-1, 0), {})
+        store.expect_at_rest(impl, con, model.Store(), "open_store(path) on a new path")
+    store.expect(path, model.Store().snapshot(), "a new store, read by another connection")
     with contextlib.closing(busy.connect(path)) as own:
         assert own.execute("SELECT id, last, total FROM checkpoint").fetchall() == [(1, -1, 0)]
 
