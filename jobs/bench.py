@@ -56,7 +56,7 @@ sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resume.testing import loader, model, runner, stores  # noqa: E402
+from resume.testing import first_look, loader, model, runner, stores  # noqa: E402
 
 SECTIONS = ("suite", "catch", "yield", "strategies", "commits")
 KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
@@ -197,8 +197,8 @@ def yield_section(only_bugs=None):
                 "-p", "jobs.yield_plugin", f"--hypothesis-seed={meta.SEED}", *SUITE]
         return runner.run(args, root=PROJECT_ROOT, profile="dev", timeout=SUITE_TIMEOUT)
 
-    def function(nodeid):
-        return nodeid.split("[", 1)[0]
+    def function(nodeid):  # a property and its first look are one test function here
+        return nodeid.split("[", 1)[0].removesuffix(first_look.SUFFIX)
 
     with tempfile.TemporaryDirectory(prefix="bench-yield-") as folder:
         files = meta.write_bugs(folder, selected)
