@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import busy, domains, model, store
+from resume.testing import busy, domains, leaks, model, store
 from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
@@ -149,20 +149,6 @@ def is_closed(con):
     return False
 
 
-def open_descriptors_to(path):
-    """This process's file descriptors open on ``path`` (Linux /proc), or None if unknown."""
-    fd_dir = "/proc/self/fd"
-    if not os.path.isdir(fd_dir):
-        return None
-    target = os.path.realpath(path)
-    found = []
-    for fd in os.listdir(fd_dir):
-        with contextlib.suppress(OSError):
-            if os.path.realpath(os.readlink(os.path.join(fd_dir, fd))) == target:
-                found.append(fd)
-    return found
-
-
 def check_failed_open_leaves_nothing_open(impl, path, connect_spy):
     before = len(connect_spy)
     with pytest.raises(sqlite3.Error) as caught:
@@ -170,7 +156,7 @@ def check_failed_open_leaves_nothing_open(impl, path, connect_spy):
     # While `caught` holds the traceback, open_store's frame (and any
     # connection in its locals) is still alive: an unclosed one would show.
     assert all(is_closed(con) for con in connect_spy[before:])
-    assert open_descriptors_to(path) in (None, [])
+    assert not leaks.descriptors_on(path)
     del caught
     os.remove(path)  # and nothing stops the file from going
 
