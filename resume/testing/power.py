@@ -67,7 +67,6 @@ _PID = re.compile(r"^(\d+)\s+(.*)$")
 _CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|0x[0-9a-f]+)(?:<(.*?)>)?(?:\s.*)?$")
 _UNFINISHED = re.compile(r"^(\w+)\((.*) <unfinished \.\.\.>$")
 _RESUMED = re.compile(r"^<\.\.\. (\w+) resumed>(.*)$")
-_HEX = re.compile(r"(?:\\x[0-9a-f]{2})+")
 _ACK = re.compile(rb"^ACK (0|[1-9][0-9]*)\n$")
 
 
