@@ -98,6 +98,7 @@ EXPOSES = {
         "a folder": "folder-gets-default-name",
         "missing parent": "parent-folders-created",
         "an empty file": "empty-file-not-initialised",
+        "a file that is not a store": "leak-on-init-failure",
         "a store with the ledger table only": "half-made-store-kept",
         "a store with the checkpoint table only": "half-made-store-by-checkpoint",
         "a store with no checkpoint row": "row-only-with-new-table",

@@ -381,14 +381,15 @@ def stores(draw):
 _PATH_CHARACTERS = "?#% &;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
 
 PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
-              ":memory:", "empty", "a folder", "missing parent", "an empty file",
+              ":memory:", "empty", "a folder", "missing parent", "an empty file", "a file that is not a store",
               "a store with the ledger table only", "a store with the checkpoint table only",
               "a store with no checkpoint row"]
 
 
-def _empty_file(path):
-    """An existing file of 0 bytes (``tempfile.mkstemp`` makes them): SQLite's empty database."""
-    open(path, "wb").close()
+def _file(path, content=b""):
+    """An existing file: of 0 bytes (``tempfile.mkstemp`` makes them: SQLite's empty database), or text."""
+    with open(path, "wb") as file:
+        file.write(content)
     return path
 
 
@@ -429,7 +430,8 @@ def paths(draw, form=None):
         "empty": lambda folder: "",
         "a folder": lambda folder: folder,
         "missing parent": lambda folder: os.path.join(folder, "missing", name),
-        "an empty file": lambda folder: _empty_file(os.path.join(folder, name)),
+        "an empty file": lambda folder: _file(os.path.join(folder, name)),
+        "a file that is not a store": lambda folder: _file(os.path.join(folder, name), b"not a database\n" * 200),
         **{half: (lambda folder, half=half: _half_made(os.path.join(folder, name), half)) for half in HALF_MADE},
     }[form]
     return form, make

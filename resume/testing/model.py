@@ -329,18 +329,24 @@ def parse_line(line):
 # What ``sqlite3.connect(path)`` makes of a path (decision 3: open_store
 # connects with exactly that call): a file at that very name, or a store that
 # is gone when its connection closes (``":memory:"``, and ``""``: a private
-# temporary file), or no store at all (a folder, a missing parent folder).
-PATH_FILE, PATH_FORGETS, PATH_UNUSABLE = "file", "forgets", "unusable"
+# temporary file), or no store at all (a folder, a missing parent folder), or
+# a file that is not a database (its first bytes are not SQLite's header).
+PATH_FILE, PATH_FORGETS, PATH_UNUSABLE, PATH_NOT_A_DATABASE = "file", "forgets", "unusable", "not a database"
+SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 
 def path_kind(path):
-    """Which of the three a path is, as ``sqlite3.connect`` takes it (looked up on disk now)."""
+    """Which of the four a path is, as ``sqlite3.connect`` takes it (looked up on disk now)."""
     name = os.fsdecode(path)
     if name in ("", ":memory:"):
         return PATH_FORGETS
     parent = os.path.dirname(os.path.abspath(name))
     if os.path.isdir(name) or not os.path.isdir(parent):
         return PATH_UNUSABLE
+    if os.path.isfile(name) and os.path.getsize(name):
+        with open(name, "rb") as file:
+            if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                return PATH_NOT_A_DATABASE
     return PATH_FILE
 
 
@@ -349,10 +355,14 @@ def open_store(path, existing=None):
 
     A usable path gives a connection whose ``state`` is the existing store's
     (a new one's is ``(-1, 0)``); a path where no database can be opened
-    raises ``sqlite3.OperationalError``, with the connection closed.
+    raises ``sqlite3.OperationalError``, a file that is not a database
+    ``sqlite3.DatabaseError`` at the first statement ("If initialisation
+    fails, close the connection and let the error propagate").
     """
     if path_kind(path) == PATH_UNUSABLE:
         return Raised("OperationalError")
+    if path_kind(path) == PATH_NOT_A_DATABASE:
+        return Raised("DatabaseError")
     store = existing if existing is not None and path_kind(path) == PATH_FILE else Store()
     return Returned(store.state())
 
