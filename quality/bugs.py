@@ -183,6 +183,16 @@ import os
                 for statement in _SCHEMA:
                     con.execute(statement)
 ''')),
+    _bug("other-checkpoint-replaced", 2,
+         "takes another program's checkpoint table (without SPEC's columns) for no store at all: drops it and starts afresh",
+         (r'''            for statement in _SCHEMA:
+                con.execute(statement)
+''', r'''            columns = {row[1] for row in con.execute("PRAGMA table_info(checkpoint)")}
+            if columns and not {"id", "last", "total"} <= columns:
+                con.execute("DROP TABLE checkpoint")  # not a cursor of ours: start one
+            for statement in _SCHEMA:
+                con.execute(statement)
+''')),
     _bug("half-made-store-kept", 2,
          "takes a store with a ledger table for a whole one: a store whose writer died before its checkpoint table fails to open",
          (r'''            for statement in _SCHEMA:

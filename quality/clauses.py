@@ -174,6 +174,7 @@ BREAKS = {
     "default-busy-timeout": ("D3.busy-timeout",),
     "implicit-transactions": ("D3.autocommit",),
     "leak-on-init-failure": ("S2.close-on-failure",),
+    "other-checkpoint-replaced": ("S2.close-on-failure",),
     "state-swapped": ("S2.state",),
     "checkpoint-id-unchecked": ("S2.checkpoint-table",),
     "ledger-seq-unique-not-key": ("S2.ledger-table",),

@@ -383,7 +383,7 @@ _PATH_CHARACTERS = "?#% &;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
 PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
               ":memory:", "empty", "a folder", "missing parent", "an empty file", "a file that is not a store",
               "a store with the ledger table only", "a store with the checkpoint table only",
-              "a store with no checkpoint row"]
+              "a store with no checkpoint row", "a database with another checkpoint table"]
 
 
 def _file(path, content=b""):
@@ -400,12 +400,24 @@ HALF_MADE = {"a store with the ledger table only": [1], "a store with the checkp
              "a store with no checkpoint row": [0, 1]}
 
 
+# Another program's table named ``checkpoint``, with which SPEC's row cannot be
+# stored however the SQL is written (no ``total``). A table that only adds a
+# constraint is not one: INSERT OR IGNORE would pass it, and so would a correct
+# implementation.
+OTHER_CHECKPOINTS = ["CREATE TABLE checkpoint(id INTEGER PRIMARY KEY, last INTEGER NOT NULL)",
+                     "CREATE TABLE checkpoint(name TEXT, value TEXT)", "CREATE TABLE checkpoint(x)"]
+
+
+def _database(path, *statements):
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
+        for statement in statements:
+            con.execute(statement)
+    return path
+
+
 def _half_made(path, which):
     from resume.testing import stores  # here, not at the top: stores imports this module (via strategies)
-    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as con:
-        for index in HALF_MADE[which]:
-            con.execute(stores.SPELLINGS["SPEC.md's"][index])
-    return path
+    return _database(path, *(stores.SPELLINGS["SPEC.md's"][index] for index in HALF_MADE[which]))
 
 
 @st.composite
@@ -420,6 +432,8 @@ def paths(draw, form=None):
     if form == "special characters":
         around = st.text(_PATH_CHARACTERS, max_size=6)
         name = draw(around) + draw(st.sampled_from(_PATH_CHARACTERS[:19])) + draw(around) + ".db"
+    if form == "a database with another checkpoint table":
+        table = draw(st.sampled_from(OTHER_CHECKPOINTS))
     make = {
         "relative name": lambda folder: name,
         "absolute": lambda folder: os.path.join(folder, name),
@@ -433,5 +447,6 @@ def paths(draw, form=None):
         "an empty file": lambda folder: _file(os.path.join(folder, name)),
         "a file that is not a store": lambda folder: _file(os.path.join(folder, name), b"not a database\n" * 200),
         **{half: (lambda folder, half=half: _half_made(os.path.join(folder, name), half)) for half in HALF_MADE},
+        "a database with another checkpoint table": lambda folder: _database(os.path.join(folder, name), table),
     }[form]
     return form, make

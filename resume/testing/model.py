@@ -34,10 +34,12 @@ The transitions of the cursor rule (step 3, decisions 4 and 6)::
     seq >  last + 1            -> Gap, nothing changes
 """
 
+import contextlib
 import dataclasses
 import inspect
 import math
 import os
+import pathlib
 import sqlite3
 
 # ------------------------------------------------------------ the bounds
@@ -330,13 +332,24 @@ def parse_line(line):
 # connects with exactly that call): a file at that very name, or a store that
 # is gone when its connection closes (``":memory:"``, and ``""``: a private
 # temporary file), or no store at all (a folder, a missing parent folder), or
-# a file that is not a database (its first bytes are not SQLite's header).
+# a file that is not a database (its first bytes are not SQLite's header), or a
+# database whose ``checkpoint`` table lacks a column of SPEC's (another program's
+# table of that name: the initial row cannot be stored, however the SQL is written).
 PATH_FILE, PATH_FORGETS, PATH_UNUSABLE, PATH_NOT_A_DATABASE = "file", "forgets", "unusable", "not a database"
+PATH_OTHER_CHECKPOINT = "another checkpoint table"
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+CHECKPOINT_COLUMNS = {"id", "last", "total"}
+
+
+def _checkpoint_columns(name):
+    """The column names of the ``checkpoint`` table in the database file ``name`` (empty: no such table)."""
+    uri = pathlib.Path(name).absolute().as_uri() + "?mode=ro"  # read only: the file is left as it is
+    with contextlib.closing(sqlite3.connect(uri, uri=True)) as con:
+        return {row[1].lower() for row in con.execute("PRAGMA table_info(checkpoint)")}
 
 
 def path_kind(path):
-    """Which of the four a path is, as ``sqlite3.connect`` takes it (looked up on disk now)."""
+    """Which of the five a path is, as ``sqlite3.connect`` takes it (looked up on disk now)."""
     name = os.fsdecode(path)
     if name in ("", ":memory:"):
         return PATH_FORGETS
@@ -347,6 +360,9 @@ def path_kind(path):
         with open(name, "rb") as file:
             if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
                 return PATH_NOT_A_DATABASE
+        columns = _checkpoint_columns(name)
+        if columns and not CHECKPOINT_COLUMNS <= columns:
+            return PATH_OTHER_CHECKPOINT
     return PATH_FILE
 
 
@@ -354,12 +370,13 @@ def open_store(path, existing=None):
     """Step 2: the outcome of ``open_store(path)``; ``existing`` is the model store the file holds.
 
     A usable path gives a connection whose ``state`` is the existing store's
-    (a new one's is ``(-1, 0)``); a path where no database can be opened
-    raises ``sqlite3.OperationalError``, a file that is not a database
+    (a new one's is ``(-1, 0)``); a path where no database can be opened, or
+    whose ``checkpoint`` table cannot hold SPEC's row, raises
+    ``sqlite3.OperationalError``, a file that is not a database
     ``sqlite3.DatabaseError`` at the first statement ("If initialisation
     fails, close the connection and let the error propagate").
     """
-    if path_kind(path) == PATH_UNUSABLE:
+    if path_kind(path) in (PATH_UNUSABLE, PATH_OTHER_CHECKPOINT):
         return Raised("OperationalError")
     if path_kind(path) == PATH_NOT_A_DATABASE:
         return Raised("DatabaseError")
