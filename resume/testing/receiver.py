@@ -18,11 +18,12 @@ import signal
 import sys
 
 KILLED = -9  # returncode of a process ended by SIGKILL
+TIMEOUT = 5.0  # run_client's timeout, unless the test says otherwise
 
 _PACKAGE_PARENT = str(pathlib.Path(__file__).resolve().parents[2])
 
 
-def command(impl_path, port, db_path, *, timeout=5.0, crash_before_ack=None, host="127.0.0.1"):
+def command(impl_path, port, db_path, *, timeout=TIMEOUT, crash_before_ack=None, host="127.0.0.1"):
     """The argv of a receiver process."""
     argv = [sys.executable, "-m", "resume.testing.receiver", str(impl_path), host, str(port), str(db_path),
             str(timeout)]
