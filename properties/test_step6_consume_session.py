@@ -52,10 +52,7 @@ SHORT = 0.03  # where a wait must run out (a silent peer, a blocked drain, a clo
 # the peer's lines are in the socket before the session starts, so no read waits for the network
 SLOW = 0.05  # a closing wait that takes this long, well within TIMEOUT and the 1 s fallback
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
-# The most a session may overrun the time the model predicts for it: under the
-# 1 s fallback, so that a closing wait bounded by 1 s where a valid timeout
-# said SHORT shows; still 25 times SHORT, for a loaded machine.
-LATE = 0.75
+LATE = tasks.LATE  # the most a session may overrun the time the model predicts for it
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
 
 

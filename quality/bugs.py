@@ -606,6 +606,12 @@ async def consume_session('''),
          (r'''        async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
           r'''        reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
+    _bug("connect-bound-floored", 7,
+         "bounds the connection attempt by the timeout but never less than a second (a connect on a busy machine needs a moment)",
+         (r'''        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''        async with asyncio.timeout(max(timeout, 1.0)):
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
     _bug("connect-retried", 7,
          "tries the connection again after a refusal (the publisher may be restarting): a publisher that comes up half a second later is reached",
          (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)

@@ -169,6 +169,7 @@ _RULES = [
     (7, r"longer_than_64", "D9.over-long"),
     (7, r"host_and_port", "D16"),
     (7, r"one connection attempt", "D16.one-attempt"),
+    (7, r"connection_attempt_that_hangs", "S7.order"),
     (7, r"", "S7.close-db"),
     (None, r"socket", "S6.reclaim"),
     (None, r"file descriptor", "S7.close-db"),
