@@ -5,8 +5,9 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
 
 * an invalid timeout raises ValueError before anything is opened: no store
   file appears and no connection reaches a listening socket;
-* the store is opened before the connection: a store that cannot be opened
-  fails with no connection attempt;
+* ``path`` from its whole domain: the store is opened before the connection,
+  as open_store opens it (one that cannot be opened fails with no
+  connection attempt), and the run lands where open_store puts it;
 * a refused connection propagates its error and the store is closed (no file
   descriptor of this process left on it);
 * a connection attempt that hangs (the peer's accept queue is full) is cut
@@ -30,8 +31,10 @@ task running or a descriptor open (a socket, a store file) fails.
 """
 
 import asyncio
+import contextlib
 import errno
 import os
+import tempfile
 
 import pytest
 from hypothesis import event, given, note, settings
@@ -87,13 +90,37 @@ async def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, kind
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("form", domains.PATH_FORMS)
+@given(data=st.data())
+@settings(max_examples=max(1, settings.default.max_examples // 20))  # most forms draw nothing
 @each_example_clean
-async def test_the_store_is_opened_before_the_connection(impl):
-    with store.temp_store_path() as path, peers.Listener() as listener:
-        path = os.path.join(os.path.dirname(path), "missing", "store.db")  # a folder that does not exist
-        got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, TIMEOUT), SLACK)
-        expect_run(got, await model.Store().run_client(TIMEOUT, path=path),
-                   "run_client(host, port, path, timeout) with a path where no store can be opened", path, listener)
+async def test_any_path_is_opened_first_and_as_given(impl, form, data):
+    """``path`` from its whole domain (``domains.paths``): the store is opened before the
+    connection, as ``open_store(path)`` opens it (a path where no store can be opened raises
+    with no connection attempt), and the run lands where open_store puts it."""
+    _, make = data.draw(domains.paths(form), label="path")
+    lines = [model.frame(*event) for event in LOG]
+    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store._FAST_TMP) as folder, contextlib.chdir(folder):
+        path = make(folder)
+        expected = model.Store()
+        predicted = await expected.run_client(TIMEOUT, lines, path=path)
+        what = f"run_client(host, port, {path!r}, timeout), where the path is {form}, with a server that sends " \
+               + ", ".join(line.decode().strip() for line in lines) + ", then EOF"
+        async with peers.Peer(b"".join(lines)) as peer:
+            got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, TIMEOUT), TIMEOUT + SLACK)
+            await peer.all_ended(PEER_ENDS_WITHIN)
+        model.expect(got, predicted.outcome, what)
+        assert_store_closed(os.fsdecode(path))
+        sent = peer.connections[0].received if peer.connections else None
+        expected_sent = predicted.resume + b"".join(predicted.acks) if predicted.resume else None
+        if sent != expected_sent:
+            model.differs(f"{what}: what the server read", expected_sent or "no connection (the store is opened first)",
+                          sent or "no connection")
+        if model.path_kind(path) == model.PATH_FILE:
+            store.expect(os.fsdecode(path), expected.snapshot(), f"{what}: the store at the path itself")
+        elif model.path_kind(path) == model.PATH_FORGETS and os.fsdecode(path) and os.path.exists(path):
+            model.differs(f"{what}: the working folder", "no file named :memory: (a store that forgets)",
+                          "a file of that name")
 
 
 @pytest.mark.asyncio

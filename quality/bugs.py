@@ -606,6 +606,15 @@ async def consume_session('''),
          (r'''        async with asyncio.timeout(timeout):
             reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
           r'''        reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
+    _bug("run-client-path-made-absolute", 7,
+         "hands open_store the path made absolute (so that a later chdir cannot move the store): ':memory:' becomes a file",
+         (r'''import math
+''', r'''import math
+import os
+'''),
+         (r'''    _check_timeout(timeout)
+    con = open_store(path)''', r'''    _check_timeout(timeout)
+    con = open_store(os.path.abspath(path))  # a later chdir must not move the store''')),
     _bug("connect-bound-floored", 7,
          "bounds the connection attempt by the timeout but never less than a second (a connect on a busy machine needs a moment)",
          (r'''        async with asyncio.timeout(timeout):

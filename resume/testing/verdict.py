@@ -161,7 +161,7 @@ _RULES = [
     (6, r"before_ack|ACK", "S6.ack-after-commit"),
     (6, r"", "S6.ack-after-commit"),
     (7, r"invalid_timeout", "S7.validate-first"),
-    (7, r"opened_before", "S7.order"),
+    (7, r"opened_first", "S7.order"),
     (7, r"socket was left open|store connection open", "S7.close-db"),
     (7, r"RESUME|resume_line", "S7.resume"),
     (7, r"before_ack", "S7.resume"),
