@@ -3,8 +3,11 @@
 In the test process, over real loopback sockets, with real store files (the
 process-killing check is ``test_step7_crash_resume.py``). Claims:
 
-* an invalid timeout raises ValueError before anything is opened: no store
-  file appears and no connection reaches a listening socket;
+* ``timeout`` and ``before_ack`` from their whole domains, one run per
+  class: an invalid timeout raises ValueError before anything is opened (no
+  store file appears, no connection is made); any other does what the
+  model's ``run_client`` predicts (the outcome, the store, the RESUME line
+  and ACKs the server read, the calls of before_ack);
 * ``path`` from its whole domain: the store is opened before the connection,
   as open_store opens it (one that cannot be opened fails with no
   connection attempt), and the run lands where open_store puts it;
@@ -62,31 +65,60 @@ def assert_store_closed(path):
 # ------------------------------------------------- before the session
 
 
-def expect_run(got, predicted, what, path, listener=None, after=None):
+def expect_run(got, predicted, what, path, after=None):
     """``run_client``'s outcome and the store as the model predicts (``model.Store.run_client``;
-    ``after``: the model's store after it, a new one by default), the store closed, and no
-    connection attempt where the model makes none."""
+    ``after``: the model's store after it, a new one by default), and the store closed."""
     model.expect(got, predicted.outcome, what)
     assert_store_closed(path)
     if not predicted.opens and os.path.exists(path):
         model.differs(what, f"{predicted.outcome} before anything is opened", "a store file was created")
     if predicted.opens:
         store.expect(path, (after or model.Store()).snapshot(), f"{what}: the store (opened first)")
-    if listener is not None and predicted.resume is None and listener.reached():
-        model.differs(what, f"{predicted.outcome} with no connection made", "a connection was attempted")
+
+
+def expect_sent(peer, predicted, what):
+    """What the server read: the model's RESUME line and ACKs, or no connection where the model makes none."""
+    sent = peer.connections[0].received if peer.connections else None
+    expected = predicted.resume + b"".join(predicted.acks) if predicted.resume else None
+    if sent != expected:
+        model.differs(f"{what}: what the server read", expected or "no connection", sent or "no connection")
+
+
+# One run per class of each parameter, the other drawn from its whole domain.
+CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("kind", domains.INVALID_TIMEOUT_CLASSES)
-@given(data=st.data())
+@pytest.mark.parametrize("parameter,kind", CLASSES, ids=[f"{p}: {k}" for p, k in CLASSES])
+@given(data=st.data(), log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3))
 @settings(max_examples=max(3, settings.default.max_examples // 5))  # most classes hold a few values
 @each_example_clean
-async def test_an_invalid_timeout_raises_ValueError_and_opens_nothing(impl, kind, data):
-    timeout = data.draw(domains.timeouts(kind), label="timeout")
-    with store.temp_store_path() as path, peers.Listener() as listener:
-        got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout), SLACK)
-        expect_run(got, await model.Store().run_client(timeout), f"run_client(host, port, path, {timeout!r})",
-                   path, listener)
+async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log):
+    """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
+    invalid timeout raises ValueError before anything is opened (no store file, no connection);
+    a valid one of any type, and any hook (falsy, uncallable, raising any BaseException, returning
+    an awaitable), do what the model's ``run_client`` predicts. Awaited in the test's own task,
+    so that a KeyboardInterrupt from the hook comes back here."""
+    timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
+    before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
+                           label="before_ack")
+    lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
+    expected = model.Store()
+    models, mine = domains.fresh(before_ack), domains.fresh(before_ack)
+    predicted = await expected.run_client(timeout, lines, None, models)
+    what = f"run_client(host, port, path, {timeout!r}, {before_ack!r}) on a new store, with a server that sends " \
+           + (", ".join(line.decode().strip() for line in lines) or "nothing") + ", then EOF"
+    with store.temp_store_path() as path:
+        async with peers.Peer(b"".join(lines)) as peer:
+            async with asyncio.timeout(TIMEOUT + SLACK):  # a hang fails as TimeoutError
+                got = await model.async_outcome_of(impl, impl.run_client(HOST, peer.port, path, timeout, mine))
+            await peer.all_ended(PEER_ENDS_WITHIN)
+        expect_run(got, predicted, what, path, after=expected)
+    expect_sent(peer, predicted, what)
+    if isinstance(mine, domains.Hook) and (mine.calls, mine.awaited) != (models.calls, models.awaited):
+        model.differs(f"{what}: the calls of before_ack (once per commit, before its ACK, its awaitable awaited)",
+                      f"called for {[c for (c,) in models.calls]}, awaited for {models.awaited}",
+                      f"called for {[c for c, *_ in mine.calls]}, awaited for {mine.awaited}")
 
 
 @pytest.mark.asyncio
@@ -111,11 +143,7 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
             await peer.all_ended(PEER_ENDS_WITHIN)
         model.expect(got, predicted.outcome, what)
         assert_store_closed(os.fsdecode(path))
-        sent = peer.connections[0].received if peer.connections else None
-        expected_sent = predicted.resume + b"".join(predicted.acks) if predicted.resume else None
-        if sent != expected_sent:
-            model.differs(f"{what}: what the server read", expected_sent or "no connection (the store is opened first)",
-                          sent or "no connection")
+        expect_sent(peer, predicted, what)
         if model.path_kind(path) == model.PATH_FILE:
             store.expect(os.fsdecode(path), expected.snapshot(), f"{what}: the store at the path itself")
         elif model.path_kind(path) == model.PATH_FORGETS and os.fsdecode(path) and os.path.exists(path):

@@ -615,6 +615,10 @@ import os
          (r'''    _check_timeout(timeout)
     con = open_store(path)''', r'''    _check_timeout(timeout)
     con = open_store(os.path.abspath(path))  # a later chdir must not move the store''')),
+    _bug("run-client-falsy-hook-dropped", 7,
+         "hands consume_session `before_ack or None`: a falsy callable before_ack is never called",
+         (r'''        return await consume_session(reader, writer, con, timeout, before_ack)''',
+          r'''        return await consume_session(reader, writer, con, timeout, before_ack or None)''')),
     _bug("connect-bound-floored", 7,
          "bounds the connection attempt by the timeout but never less than a second (a connect on a busy machine needs a moment)",
          (r'''        async with asyncio.timeout(timeout):

@@ -221,6 +221,7 @@ BREAKS = {
     "inf-by-identity": ("S6.timeout-valid", "D10.run-client"),
     "connect-unbounded": ("S7.connect-bounded",),
     "connect-bound-floored": ("S7.connect-bounded",),
+    "run-client-falsy-hook-dropped": ("D15",),
     "run-client-path-made-absolute": ("S7.order",),
     "resume-minus-one": ("S7.resume", "S7.no-double-apply"),
     "delete-store": ("S7.no-double-apply",),

@@ -24,14 +24,14 @@ def test_a_plain_run_goes_looks_first_then_the_steps_other_tests_then_their_sear
     names = [test.split("::")[1].split("[")[0] for test in ids]
     looks = len([name for name in names if name.endswith(SUFFIX)])
     assert looks and all(name.endswith(SUFFIX) for name in names[:looks]), "the first looks do not all come first"
-    searches = {name.removesuffix(SUFFIX) for name in names[:looks]}
+    searches = {(test.split("::")[0], name.removesuffix(SUFFIX)) for test, name in zip(ids[:looks], names[:looks])}
     order = {path.relative_to(check.ROOT).as_posix(): index for index, path in enumerate(check.suite_paths())}
 
     def group(test, name):
         if name.endswith(SUFFIX):
             return 0
         if re.match(r"properties/test_step[1-7]_", test):
-            return 2 if name in searches else 1
+            return 2 if (test.split("::")[0], name) in searches else 1
         return 3
 
     placed = [(group(test, name), order[test.split("::")[0]]) for test, name in zip(ids, names)]
