@@ -1255,6 +1255,17 @@ import operator
          (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''',
           r'''        _check_int("delta", delta, DELTA_MIN, DELTA_MAX)  # before it is written
         con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''')),
+    _bug("begin-retried", 3,
+         "tries BEGIN IMMEDIATE three times before giving up on a locked store (another receiver's commit is brief)",
+         (r'''    # Outside the try: if BEGIN fails, there is no transaction of ours to undo.
+    con.execute("BEGIN IMMEDIATE")''', r'''    # Outside the try: if BEGIN fails, there is no transaction of ours to undo.
+    for attempt in range(3):  # another receiver's commit is brief: try again before giving up
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError:
+            if attempt == 2:
+                raise''')),
     _bug("validate-after-begin", 3,
          "checks seq and delta inside the transaction: on a locked store an invalid argument waits and gives OperationalError",
          (r'''    _check_int("seq", seq, SEQ_MIN, SEQ_MAX)

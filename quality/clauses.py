@@ -263,6 +263,7 @@ BREAKS = {
     "run-clients-share-a-store": ("S7.close-db",),
     "half-made-store-kept": ("S2.create-once",),
     "validate-after-begin": ("S3.int-args", "D4.locked"),
+    "begin-retried": ("D4.locked",),
     "sign-stripped": ("S1.plus", "D2.digits"),
     "closing-wait-always-fallback": ("S6.reclaim",),
     "total-read-before-lock": ("D4", "S3.one-transaction"),
