@@ -99,7 +99,7 @@ def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_p
         with opened(impl, path) as con:
             assert isinstance(con, sqlite3.Connection)
             assert con.isolation_level is None
-            assert con.execute("PRAGMA busy_timeout").fetchone() == (1000,)
+            assert con.execute("PRAGMA busy_timeout").fetchone() == (int(model.BUSY_TIMEOUT * 1000),)
             assert not con.in_transaction
 
 

@@ -31,7 +31,7 @@ LINES = [model.frame(*event) for event in LOG]
 
 async def _session(impl, con, timeout):
     async with Publisher(LOG) as publisher:
-        reader, writer = await asyncio.open_connection(peers.HOST, publisher.port, limit=64)
+        reader, writer = await asyncio.open_connection(peers.HOST, publisher.port, limit=model.READER_LIMIT)
         writer.write(b"RESUME -1\n")
         await writer.drain()
         got = await model_outcome(impl, impl.consume_session(reader, writer, con, timeout), WITHIN)

@@ -64,7 +64,7 @@ def _session_in_a_thread(impl, path, script, start):
         con = impl.open_store(path)
         try:
             async with peers.Peer(script) as peer:
-                reader, writer = await asyncio.open_connection(peers.HOST, peer.port, limit=64)
+                reader, writer = await asyncio.open_connection(peers.HOST, peer.port, limit=model.READER_LIMIT)
                 start.wait(TIMEOUT)  # both sessions begin together
                 outcome = await tasks.model_outcome(impl, impl.consume_session(reader, writer, con, TIMEOUT), 30)
                 await peer.all_ended(2.0)

@@ -25,7 +25,6 @@ import concurrent.futures
 import io
 import json
 import os
-import pathlib
 import re
 import shlex
 import subprocess

@@ -220,7 +220,7 @@ def test_a_port_in_use_is_refused_before_serving(folder):
 
 def test_consume_on_a_store_of_an_earlier_run_resumes_it(folder, refused_port):
     """A store written by the implementation is accepted (and a refused peer leaves it as it was)."""
-    from resume.testing import loader, runner
+    from resume.testing import loader
 
     impl = loader.load(REFERENCE)
     con = impl.open_store(str(folder / "mine.db"))
