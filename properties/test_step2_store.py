@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import busy, domains, leaks, model, store
+from resume.testing import busy, domains, leaks, model, statements, store
 from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
@@ -101,6 +101,43 @@ def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_p
             assert con.isolation_level is None
             assert con.execute("PRAGMA busy_timeout").fetchone() == (int(model.BUSY_TIMEOUT * 1000),)
             assert not con.in_transaction
+
+
+_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
+
+
+@pytest.mark.parametrize("kind", sorted(statements.ERRORS))
+@given(start=domains.stores(), new=st.booleans(), n=st.integers(1, 12), data=st.data())
+def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing(impl, kind, start, new, n, data):
+    """"If initialisation fails, close the connection and let the error propagate": the n-th
+    statement of open_store raises an error of each class (``resume.testing.statements``, a
+    FAKE), at a new path or on a store that may hold events; the error propagates, no
+    descriptor is left on the file, and the next open_store finds the store as it was (a
+    new one, whatever a failed first open left)."""
+    error = data.draw(_ERRORS[kind], label="error")("a FAKE failure of a statement")
+    new = new and start.last == model.LAST_MIN
+    with temp_store_path() as path:
+        if not new:
+            impl.open_store(path).close()
+            prefill(path, start.last, start.total, start.ledger)
+        with statements.failing_connections(n, error) as fired:
+            got = model.outcome_of(impl, impl.open_store, path)
+        what = "open_store(path) at a new path" if new else \
+            f"open_store(path) on a store at last={start.last}, total={start.total}"
+        if fired:
+            what += f", where its statement number {n} raises {error!r}"
+        if isinstance(got, model.Returned):  # a connection: its state is what the model predicts
+            with contextlib.closing(got.value) as con:
+                got = model.outcome_of(impl, impl.state, con)
+        model.expect(got, model.open_store(path, start, fired[0] if fired else None), what)
+        if isinstance(got, model.Raised) and leaks.descriptors_on(path):  # while ``got`` holds its frames
+            model.differs(f"{what}: the connection", "closed before the error propagates",
+                          "a descriptor of the process still open on the file")
+        del got
+        with opened(impl, path) as con:
+            model.expect(model.outcome_of(impl, impl.state, con), model.Returned(start.state()),
+                         f"{what}; then open_store(path) again, and state(con)")
+        store.expect(path, start.snapshot(), f"{what}: the store, read by another connection")
 
 
 @pytest.mark.parametrize("form", domains.PATH_FORMS)

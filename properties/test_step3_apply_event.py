@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, model, store
+from resume.testing import domains, model, statements, store
 from resume.testing.first_look import first_look, searching
 from resume.testing.store import opened, prefill, read, temp_store_path
 
@@ -54,15 +54,17 @@ INTENTIONS = ["next", "same again", "other delta", "gap", "any seq", "any delta"
 # "one past an end" in 1 example of 50 under some seeds and never under
 # others; a run of its own reaches it in every example.
 FAULT_KINDS = [kind for kind in domains.HOOK_KINDS if not kind.startswith("awaitable")]
+# And one run per class of failure of a statement of the call (``resume.testing.statements``,
+# a FAKE: the n-th statement, n drawn, raises an error of that class instead of running).
 RUNS = ([("seq", kind) for kind in domains.INT_CLASSES] + [("delta", kind) for kind in domains.INT_CLASSES]
-        + [("fault", kind) for kind in FAULT_KINDS])
+        + [("fault", kind) for kind in FAULT_KINDS] + [("statement", kind) for kind in statements.ERRORS])
 
 
 # Strategies are built once, here: one built at each draw costs more than the draw.
 # A run weighs the intention that uses its parameter as much as all the others
 # together: a value of its class for seq or delta, and for fault the next seq
 # (fault runs only when a call applies an event).
-_WEIGHTED = {"seq": "any seq", "delta": "any delta", "fault": "next"}
+_WEIGHTED = {"seq": "any seq", "delta": "any delta", "fault": "next", "statement": "next"}
 _INTENTIONS = {parameter: st.sampled_from(INTENTIONS + [kind] * len(INTENTIONS)) for parameter, kind in _WEIGHTED.items()}
 _CLASS = {"seq": domains.int_classes(model.SEQ_MIN, model.SEQ_MAX),
           "delta": domains.int_classes(model.DELTA_MIN, model.DELTA_MAX),
@@ -71,6 +73,10 @@ _CLASS = {"seq": domains.int_classes(model.SEQ_MIN, model.SEQ_MAX),
 # most of fault's domain fails before the cursor moves, and the class would meet no commit.
 _ANY_FAULT = st.none() | domains.hooks()
 _PLACES = st.sampled_from([4, 0, 1, 2, 3])  # k, seq 0 first: what a run starts from, and shrinks to
+# A statement failure: the n-th statement of the call, the middle of a transaction first (what a
+# run starts from and shrinks to: its first statements are BEGIN and the cursor's read).
+_NTH = st.sampled_from([4, 3, 5, 2, 6, 1, 7, 8])
+_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
 
 
 @st.composite
@@ -81,7 +87,8 @@ def calls(draw, parameter, kind):
         values = _CLASS[parameter][kind]
     fault = draw(_CLASS["fault"][kind] if parameter == "fault" else _ANY_FAULT)
     as_class = domains.AS_CLASS.get(kind) if parameter == "seq" else None
-    return intention, draw(_PLACES), draw(values), fault, as_class
+    failure = (draw(_NTH), draw(_ERRORS[kind])) if parameter == "statement" else None
+    return intention, draw(_PLACES), draw(values), fault, as_class, failure
 
 
 PLANS = {run: st.lists(calls(*run), min_size=1, max_size=12) for run in RUNS}
@@ -89,7 +96,7 @@ PLANS = {run: st.lists(calls(*run), min_size=1, max_size=12) for run in RUNS}
 
 def concrete(world, call):
     """``(seq, delta)`` of a drawn call, against the model's store as it is now."""
-    kind, k, value, _, as_class = call
+    kind, k, value, _, as_class, _ = call
     if kind == "any seq":
         return value, 1
     seq, delta = placed(world, kind, k, value)
@@ -119,22 +126,30 @@ def placed(world, kind, k, value):
 def test_apply_event_does_what_the_model_predicts(impl, parameter, kind, start, data):
     plan = data.draw(PLANS[parameter, kind], label="plan")
     expected = start.copy()
-    with temp_store_path() as path, opened(impl, path) as con:
+    failing = statements.failing_connections() if parameter == "statement" else contextlib.nullcontext()
+    with temp_store_path() as path, failing, opened(impl, path) as con:
         if start.last != model.LAST_MIN:
             prefill(path, start.last, start.total, start.ledger)
         for call in plan:
             seq, delta = concrete(expected, call)
-            before, fault = expected.copy(), call[3]
+            before, fault, failure = expected.copy(), call[3], call[5]
             theirs, mine, seen = domains.fresh(fault), domains.fresh(fault), []
-            prediction = expected.apply_event(seq, delta, theirs)
             if isinstance(mine, domains.Hook):
                 mine.observer = lambda: seen.append((impl.state(con), read(path)))
+            error = failure and failure[1]("a FAKE failure of a statement")
+            armed = failure is not None and statements.arm(con, failure[0], error)
             got = model.outcome_of(impl, impl.apply_event, con, seq, delta, mine)
+            failed = armed and con.fired
+            if armed:
+                con.disarm()
+            prediction = expected.apply_event(seq, delta, theirs, failed or None)
             what = model.call_text("apply_event", model.CON, seq, delta, fault=fault, on=before,
                                    kind=before.what_it_is(seq, delta))
+            if failed:
+                what += f", where its statement number {failure[0]} raises {error!r}"
             note(what)
             model.expect(got, prediction, what)
-            if isinstance(mine, domains.Hook) and mine.calls != theirs.calls:
+            if isinstance(mine, domains.Hook) and mine.calls != theirs.calls and not failed:
                 model.differs(what, f"fault called {len(theirs.calls)} time(s), with no argument",
                               f"called {len(mine.calls)} time(s)" + (f", with {mine.calls}" if any(mine.calls) else ""))
             inside = before.at_fault(seq, delta) if seen else None

@@ -37,6 +37,8 @@ NODES = {
                                "test_apply_event_does_what_the_model_predicts[delta: {}]",
     "events, last, limit": "properties/test_step4_replay.py::test_replay_does_what_the_model_predicts[{}]",
     "fault": "properties/test_step3_apply_event.py::test_apply_event_does_what_the_model_predicts[fault: {}]",
+    "a statement of apply_event": "properties/test_step3_apply_event.py::"
+                                  "test_apply_event_does_what_the_model_predicts[statement: {}]",
     "timeout": "properties/test_step6_consume_session.py::"
                "test_any_timeout_and_any_before_ack_do_what_the_model_predicts[timeout: {}]",
     "before_ack": "properties/test_step6_consume_session.py::"
@@ -163,6 +165,11 @@ EXPOSES = {
         "raises an sqlite3 error": "hook-integrity-error-as-conflict",
         "returns a value": "fault-result-as-failure",
     },
+    # A FAKE failure of the n-th statement (resume.testing.statements), one run per class of error.
+    "a statement of apply_event": {
+        "raises an Exception": "rollback-around-fault-only",
+        "raises a BaseException": "except-exception",
+    },
     "before_ack": {
         "None": "hook-called-unchecked",
         "plain": "hook-before-commit",
@@ -254,7 +261,7 @@ NO_BUG = {
 
 def drawn():
     """``{parameter: [class, ...]}``: the classes the strategies draw (the suite-made ones as listed here)."""
-    from resume.testing import domains
+    from resume.testing import domains, statements
     from resume.testing import strategies as sts
     made = {parameter: [c for c in EXPOSES[parameter]] + [c for p, c in NO_BUG if p == parameter]
             for parameter in ("con", "reader", "writer")}
@@ -264,6 +271,7 @@ def drawn():
         "seq, delta, last, limit": list(domains.INT_CLASSES),
         "events, last, limit": list(sts.REPLAY_KINDS),
         "fault": [kind for kind in domains.HOOK_KINDS if not kind.startswith("awaitable")],
+        "a statement of apply_event": list(statements.ERRORS),
         "before_ack": list(domains.HOOK_KINDS),
         "timeout": list(domains.TIMEOUT_CLASSES),
         "host": list(domains.HOST_FORMS),

@@ -264,6 +264,8 @@ BREAKS = {
     "half-made-store-kept": ("S2.create-once",),
     "validate-after-begin": ("S3.int-args", "D4.locked"),
     "begin-retried": ("D4.locked",),
+    "rollback-around-fault-only": ("S3.rollback",),
+    "close-on-sqlite-error-only": ("S2.close-on-failure",),
     "sign-stripped": ("S1.plus", "D2.digits"),
     "closing-wait-always-fallback": ("S6.reclaim",),
     "total-read-before-lock": ("D4", "S3.one-transaction"),

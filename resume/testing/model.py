@@ -366,8 +366,9 @@ def path_kind(path):
     return PATH_FILE
 
 
-def open_store(path, existing=None):
-    """Step 2: the outcome of ``open_store(path)``; ``existing`` is the model store the file holds.
+def open_store(path, existing=None, failed=None):
+    """Step 2: the outcome of ``open_store(path)``; ``existing`` is the model store the file holds;
+    ``failed``: the error one of its statements raised, if one did.
 
     A usable path gives a connection whose ``state`` is the existing store's
     (a new one's is ``(-1, 0)``); a path where no database can be opened, or
@@ -376,6 +377,8 @@ def open_store(path, existing=None):
     ``sqlite3.DatabaseError`` at the first statement ("If initialisation
     fails, close the connection and let the error propagate").
     """
+    if failed is not None:
+        return propagates(failed)
     if path_kind(path) in (PATH_UNUSABLE, PATH_OTHER_CHECKPOINT):
         return Raised("OperationalError")
     if path_kind(path) == PATH_NOT_A_DATABASE:
@@ -487,16 +490,20 @@ class Store:
                             "a seq at or below last with no ledger row",
                 "gap": "a gap"}[self.decide(seq, delta)]
 
-    def apply_event(self, seq, delta, fault=None):
+    def apply_event(self, seq, delta, fault=None, failed=None):
         """Step 3: the outcome of ``apply_event(con, seq, delta, fault)``; the store moves if it applied.
 
         ``fault`` is called here, at the contract's moment (after the row and
         the total, before the cursor: ``at_fault`` is the store it sees);
         whatever it raises propagates and nothing changes (decision 5), a
-        non-callable included (decision 15).
+        non-callable included (decision 15). ``failed``: the error one of the
+        call's statements raised, if one did ("On failure, roll back every
+        change, let the original error propagate").
         """
         if not (is_seq(seq) and is_delta(delta)):
             return Raised("ValueError")
+        if failed is not None:
+            return propagates(failed)
         decision = self.decide(seq, delta)
         if decision in _ERROR_OF_DECISION:
             return Raised(_ERROR_OF_DECISION[decision])

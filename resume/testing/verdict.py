@@ -139,7 +139,7 @@ _RULES = [
     (3, r"two_connections", "D4"),
     (3, r"expected: raises ValueError", "S3.int-args"),
     (3, r"expected: returns False", "S3.duplicate"),
-    (3, r"expected: raises that very|transaction open", "S3.rollback"),
+    (3, r"expected: raises that very|transaction (left )?open", "S3.rollback"),
     (3, r"", "S3.one-transaction"),
     (4, r"is_an_exception", "S4.exception"),
     (4, r"expected: raises ValueError", "S4.errors"),
