@@ -1555,13 +1555,10 @@ PROTOCOL_BUGS = [
     "delete-store",
 ]
 
-# ------------------------------------------------------------ crash-only bugs (issue 10)
-# Each passes every call of the contract when no process dies: every function
-# returns with a consistent store and a fault at the fault point still rolls
-# everything back. Only a process killed INSIDE a commit shows them, so only
-# the crash tests catch them (properties/test_crash_*.py, stateful/test_crash_points.py);
-# the meta-test also checks that the suite without those files misses them.
-CRASH_BUGS = [
+# A commit in two transactions. Crash-only once (a process killed between the two
+# showed them); a FAKE failure of a statement between the two shows them too now
+# (resume/testing/statements.py: the first half stays committed, the error propagates).
+BUGS += [
     _bug("cursor-second-transaction", 3,
          "commits the ledger row and the total, then moves the cursor in a second transaction",
          (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
@@ -1571,18 +1568,6 @@ CRASH_BUGS = [
         con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
         con.execute("COMMIT")
         return True''')),
-    _bug("journal-memory", 2,
-         "sets PRAGMA journal_mode=MEMORY for speed: a crash mid-commit leaves no journal to roll back",
-         # After the reference's own journal-mode choice (WAL), so that this one stands.
-         (r'''        con.execute("PRAGMA journal_mode=WAL")
-''', r'''        con.execute("PRAGMA journal_mode=MEMORY")  # fewer syncs
-''')),
-    _bug("journal-off", 2,
-         "sets PRAGMA journal_mode=OFF for speed: no rollback journal at all",
-         # After the reference's own journal-mode choice (WAL), so that this one stands.
-         (r'''        con.execute("PRAGMA journal_mode=WAL")
-''', r'''        con.execute("PRAGMA journal_mode=OFF")  # fewer writes
-''')),
     _bug("ledger-after-commit", 3,
          "commits the total and the cursor, then writes the ledger row (an audit log) in a second transaction",
          (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
@@ -1598,6 +1583,27 @@ CRASH_BUGS = [
         con.execute("BEGIN IMMEDIATE")  # the audit row, once the business change is safe
         con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
         con.execute("COMMIT")''')),
+]
+
+# ------------------------------------------------------------ crash-only bugs (issue 10)
+# Each passes every call of the contract when no process dies: every function
+# returns with a consistent store and a fault at the fault point still rolls
+# everything back. Only a process killed INSIDE a commit shows them, so only
+# the crash tests catch them (properties/test_crash_*.py, stateful/test_crash_points.py);
+# the meta-test also checks that the suite without those files misses them.
+CRASH_BUGS = [
+    _bug("journal-memory", 2,
+         "sets PRAGMA journal_mode=MEMORY for speed: a crash mid-commit leaves no journal to roll back",
+         # After the reference's own journal-mode choice (WAL), so that this one stands.
+         (r'''        con.execute("PRAGMA journal_mode=WAL")
+''', r'''        con.execute("PRAGMA journal_mode=MEMORY")  # fewer syncs
+''')),
+    _bug("journal-off", 2,
+         "sets PRAGMA journal_mode=OFF for speed: no rollback journal at all",
+         # After the reference's own journal-mode choice (WAL), so that this one stands.
+         (r'''        con.execute("PRAGMA journal_mode=WAL")
+''', r'''        con.execute("PRAGMA journal_mode=OFF")  # fewer writes
+''')),
     # (a hot journal deleted before opening: `journal-removed`, above; the crash
     # sweep catches it too, and so does the killed-writer test of the depth tests)
 ]
