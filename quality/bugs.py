@@ -716,6 +716,21 @@ import os
         # Keep the store small: the publisher never resends that far back.
         con.execute("DELETE FROM ledger WHERE seq < ?", (seq - 200,))
         con.execute("COMMIT")""")),
+    _bug("timeout-checked-after-first-read", 6,
+         "checks the timeout only once the first line has arrived: with an invalid timeout and a silent peer it waits for ever",
+         (r'''    try:
+        _check_timeout(timeout)
+        while True:
+            async with asyncio.timeout(timeout):
+                line = await reader.readline()
+            if not line:
+                break''', r'''    try:
+        while True:
+            async with asyncio.timeout(timeout if valid else None):
+                line = await reader.readline()
+            _check_timeout(timeout)  # once there is something to bound
+            if not line:
+                break''')),
     _bug("session-line-cap", 6,
          "caps a session at 256 lines (against a runaway publisher): the rest is silently left unread",
          (r"""        while True:

@@ -213,6 +213,7 @@ BREAKS = {
     "no-close-on-error": ("S6.reclaim",),
     "swallowed-cancellation": ("S6.propagate",),
     "timeout-unchecked": ("S6.timeout-valid",),
+    "timeout-checked-after-first-read": ("S6.timeout-valid",),
     "awaitable-hook-ignored": ("D8.awaitable",),
     "abort-at-once-on-bad-timeout": ("S6.fallback",),
     "fallback-wait-unbounded": ("S6.fallback",),
