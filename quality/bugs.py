@@ -716,6 +716,13 @@ import os
         # Keep the store small: the publisher never resends that far back.
         con.execute("DELETE FROM ledger WHERE seq < ?", (seq - 200,))
         con.execute("COMMIT")""")),
+    _bug("closing-wait-floored", 6,
+         "bounds the closing wait by the timeout but never less than half a second (to give the peer a moment to close)",
+         (r'''        writer.close()
+        async with asyncio.timeout(timeout):
+            await writer.wait_closed()''', r'''        writer.close()
+        async with asyncio.timeout(max(timeout, 0.5)):  # give the peer a moment to close
+            await writer.wait_closed()''')),
     _bug("timeout-checked-after-first-read", 6,
          "checks the timeout only once the first line has arrived: with an invalid timeout and a silent peer it waits for ever",
          (r'''    try:

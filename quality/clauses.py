@@ -269,6 +269,7 @@ BREAKS = {
     "close-on-sqlite-error-only": ("S2.close-on-failure",),
     "sign-stripped": ("S1.plus", "D2.digits"),
     "closing-wait-always-fallback": ("S6.reclaim",),
+    "closing-wait-floored": ("S6.reclaim",),
     "total-read-before-lock": ("D4", "S3.one-transaction"),
     "half-made-store-by-checkpoint": ("S2.create-once",),
     "row-only-with-new-table": ("S2.init-once",),
