@@ -114,7 +114,7 @@ def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing
     FAKE), at a new path or on a store that may hold events; the error propagates, no
     descriptor is left on the file, and the next open_store finds the store as it was (a
     new one, whatever a failed first open left)."""
-    error = data.draw(_ERRORS[kind], label="error")("a FAKE failure of a statement")
+    error = model.drawn_error(data.draw(_ERRORS[kind], label="error"), "a FAKE failure of a statement")
     new = new and start.last == model.LAST_MIN
     with temp_store_path() as path:
         if not new:

@@ -136,7 +136,7 @@ def test_apply_event_does_what_the_model_predicts(impl, parameter, kind, start, 
             theirs, mine, seen = domains.fresh(fault), domains.fresh(fault), []
             if isinstance(mine, domains.Hook):
                 mine.observer = lambda: seen.append((impl.state(con), read(path)))
-            error = failure and failure[1]("a FAKE failure of a statement")
+            error = failure and model.drawn_error(failure[1], "a FAKE failure of a statement")
             armed = failure is not None and statements.arm(con, failure[0], error)
             got = model.outcome_of(impl, impl.apply_event, con, seq, delta, mine)
             failed = armed and con.fired

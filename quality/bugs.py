@@ -716,6 +716,11 @@ import os
         # Keep the store small: the publisher never resends that far back.
         con.execute("DELETE FROM ledger WHERE seq < ?", (seq - 200,))
         con.execute("COMMIT")""")),
+    _bug("hook-awaited-in-a-task", 6,
+         "awaits what before_ack returns as a task of its own: a KeyboardInterrupt from it escapes the event loop, not the call",
+         (r'''                if inspect.isawaitable(result):
+                    await result''', r'''                if inspect.isawaitable(result):
+                    await asyncio.ensure_future(result)  # run it as a task of its own''')),
     _bug("closing-wait-floored", 6,
          "bounds the closing wait by the timeout but never less than half a second (to give the peer a moment to close)",
          (r'''        writer.close()

@@ -181,6 +181,7 @@ EXPOSES = {
         "raises an sqlite3 error": "locked-line-skipped",
         "awaitable": "awaitable-hook-ignored",
         "awaitable raises": "awaitable-error-swallowed",
+        "awaitable raises a BaseException": "hook-awaited-in-a-task",
         "awaitable sometimes": "hook-kind-learnt-once",
     },
     "timeout": {

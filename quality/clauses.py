@@ -270,6 +270,7 @@ BREAKS = {
     "sign-stripped": ("S1.plus", "D2.digits"),
     "closing-wait-always-fallback": ("S6.reclaim",),
     "closing-wait-floored": ("S6.reclaim",),
+    "hook-awaited-in-a-task": ("S6.propagate",),
     "total-read-before-lock": ("D4", "S3.one-transaction"),
     "half-made-store-by-checkpoint": ("S2.create-once",),
     "row-only-with-new-table": ("S2.init-once",),

@@ -153,6 +153,18 @@ class Raised:
         return f"raises {self.kind}"
 
 
+def drawn_error(cls, text):
+    """An error for a drawn hook or a FAKE failure to raise, marked as the suite's own
+    (``is_drawn``): one that reaches pytest escaped the call under test."""
+    error = cls(text)
+    error.drawn_by_the_suite = True
+    return error
+
+
+def is_drawn(error):
+    return getattr(error, "drawn_by_the_suite", False) is True
+
+
 def propagates(error):
     """The outcome of a failure the contract lets through unchanged (decisions 5, 11, 15)."""
     return Raised(kind_of_class(type(error)), error)

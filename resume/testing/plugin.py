@@ -92,3 +92,20 @@ def _keep_the_cache_out_of_the_learners_folder(config):
     folder = pathlib.Path(named).expanduser().resolve().parent
     if pathlib.Path(cache._cachedir).resolve().is_relative_to(folder) and not ROOT.is_relative_to(folder):
         cache._cachedir = ROOT / ".pytest_cache"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A KeyboardInterrupt or SystemExit that a test's own hook raised (``model.drawn_error``)
+    and that reaches pytest escaped the call under test (from a task of the implementation's
+    own, say) instead of propagating from it: that test fails; the run goes on. A Ctrl-C of
+    the user's is not marked, and still ends the run."""
+    outcome = yield
+    error = outcome.exception
+    from resume.testing import model  # here: the plugin loads in every pytest run of the environment
+
+    if isinstance(error, (KeyboardInterrupt, SystemExit)) and model.is_drawn(error):
+        outcome.force_exception(model.Mismatch(
+            "the call under test, whose hook raised it", f"raises that very {type(error).__name__}({str(error)!r})",
+            "it escaped the event loop (raised in a task of the implementation's own?) and never came out of the call"))
+

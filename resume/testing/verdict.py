@@ -123,6 +123,8 @@ _RULES = [
     (None, r"expected: (raises )?Gap\b", "S3.gap"),
     (None, r"expected: (raises )?Conflict\b", "S3.duplicate"),
     (None, r"expected: (raises )?ResyncRequired\b", "S4.resync"),
+    (6, r"escaped the event loop", "S6.propagate"),
+    (7, r"escaped the event loop", "S7.propagate"),
     (None, r"power", "D18"),
     (None, r"subclass|UserFloat|UserInt|IntEnum|<Number\.", "D14"),
     (None, r"falsy|uncallable|cannot be called", "D15"),
