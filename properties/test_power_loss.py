@@ -31,6 +31,7 @@ after the restart, which event the publisher will never resend.
 import asyncio
 
 import pytest
+import pytest_asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,16 +46,16 @@ ACKS = [0, 1, 2, 3, 1]  # life 1: 0, 1 (killed before ACK 2); life 2: 2 again, 3
 EXHAUSTIVE = settings.get_current_profile_name() in ("ci", "fuzz")
 
 
-def _record(impl, log, lives):
+async def _record(impl, log, lives):
     with power.disk_folder() as folder:
-        return asyncio.run(power.record(impl.__file__, folder, log, lives))
+        return await power.record(impl.__file__, folder, log, lives)
 
 
-@pytest.fixture(scope="module")
-def judged(impl):
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def judged(impl):
     """The session's trace, recorded once, and its judge (which judges each distinct state once)."""
     power.require_strace()
-    trace = _record(impl, LOG, LIVES)
+    trace = await _record(impl, LOG, LIVES)
     codes = [code for code, _ in trace.lives]
     assert codes[0] == -9 and codes[1] == 0, f"the lives did not run as planned (exit codes {codes}): {trace.lives}"
     assert [seq for _, seq in trace.acks()] == ACKS, f"ACKs recorded {trace.acks()}, not {ACKS}"
@@ -112,9 +113,10 @@ def sessions(draw):
 @settings(max_examples=10)
 @given(session=sessions(), data=st.data())
 def test_a_drawn_session_keeps_every_acked_event_after_a_power_cut(impl, session, data):
+    # Synchronous on purpose: the judge runs each state's receivers with asyncio.run of its own.
     power.require_strace()
     log, lives = session
-    judge = power.Judge(impl, _record(impl, log, lives))
+    judge = power.Judge(impl, asyncio.run(_record(impl, log, lives)))
     breach, _ = power.sweep(judge, [cut for cut, _ in judge.trace.acks()], every_state=False)
     if breach is None and judge.trace.acks():
         breach = judge(*data.draw(cuts(judge.trace), label="cut, keep"))
