@@ -12,6 +12,9 @@ Claims:
   database whose ``checkpoint`` table cannot hold SPEC's row among them)
   opens the store the model predicts, or raises its error and leaves no
   connection open.
+* a statement of open_store that fails (a FAKE, ``resume.testing.statements``)
+  makes it raise that very error and leave no connection open, at a new path
+  or on a store holding events; the next open finds the store as it was.
 """
 
 import contextlib

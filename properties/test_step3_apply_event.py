@@ -9,8 +9,13 @@ Claims:
   not moved, and a second connection sees nothing of it yet; after the call
   a second connection sees exactly the model's store, and no transaction
   is left open;
+* a statement of the call that fails (a FAKE, ``resume.testing.statements``:
+  the n-th statement raises an Exception or a BaseException instead of
+  running) makes the call raise that very error, changing nothing and
+  leaving no transaction;
 * a store locked by another connection gives sqlite3.OperationalError after
-  about the 1 s busy timeout, changing nothing and leaving no transaction;
+  the connection's busy timeout (waited once, not twice), changing nothing
+  and leaving no transaction;
 * two connections never both apply ``last + 1`` (decision 4).
 """
 
