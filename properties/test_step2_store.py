@@ -7,7 +7,8 @@ Claims:
 * the tables have SPEC's columns, types, keys and constraints (checked with
   PRAGMA table_info and by behaviour, never by comparing SQL text);
 * the connection has ``isolation_level`` None, a busy timeout of 1000 ms and
-  no transaction left open;
+  no transaction left open; a new store that another connection holds the
+  write lock on raises within that 1 s (it bounds the connect's initialisation);
 * every form of path (``domains.paths``: a file that is not a database, a
   database whose ``checkpoint`` table cannot hold SPEC's row among them)
   opens the store the model predicts, or raises its error and leaves no
@@ -21,6 +22,7 @@ import contextlib
 import os
 import sqlite3
 import tempfile
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -104,6 +106,32 @@ def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_p
             assert con.isolation_level is None
             assert con.execute("PRAGMA busy_timeout").fetchone() == (int(model.BUSY_TIMEOUT * 1000),)
             assert not con.in_transaction
+
+
+def test_a_new_store_another_connection_holds_locked_waits_the_busy_timeout_once_then_raises(impl, tmp_path):
+    """Decision 3's 1 s timeout is the connect's, so it bounds initialisation too: creating a new
+    store's tables under another connection's write lock raises OperationalError within that
+    1 s, not after sqlite3's default 5 s (a busy timeout set only once the tables are made);
+    at once is allowed (SQLite gives up at once where waiting could deadlock: a reader that
+    wants to write, as a change of journal mode does). The connection is closed before the
+    error propagates. One example: it may wait 1 s."""
+    path = str(tmp_path / "store.db")
+    what = "open_store(path) at a new path while another connection holds the write lock"
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute("BEGIN IMMEDIATE")
+        own = leaks.descriptors_on(path)
+        started = time.monotonic()
+        got = model.outcome_of(impl, impl.open_store, path)
+        waited = time.monotonic() - started
+        model.expect(got, model.open_store(path, locked=True), what)
+        if waited >= 2 * model.BUSY_TIMEOUT:
+            model.differs(f"{what}, its busy timeout {model.BUSY_TIMEOUT:g} s",
+                          f"raises within {model.BUSY_TIMEOUT:g} s", f"raises after {waited:.2f} s")
+        # SQLite closes a closed connection's descriptor only once no connection of the
+        # process holds a lock on the file (POSIX locks are per process): the lock first.
+        other.execute("ROLLBACK")
+        if leaks.descriptors_on(path) != own:  # while ``got`` holds the error and its frames
+            model.differs(what, "the connection closed first", "a descriptor of the process still open on the file")
 
 
 _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}

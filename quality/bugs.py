@@ -1314,6 +1314,14 @@ import operator
     except sqlite3.Error:  # a store we cannot use: do not leave it open
         con.close()
         raise''')),
+    _bug("busy-timeout-after-init", 2,
+         "connects with sqlite3's default 5 s timeout and sets the 1 s busy timeout after initialising the store",
+         (r'''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)''',
+          r'''    con = sqlite3.connect(path, isolation_level=None)'''),
+         (r'''        con.execute("PRAGMA synchronous=FULL")
+    except BaseException:''', r'''        con.execute("PRAGMA synchronous=FULL")
+        con.execute("PRAGMA busy_timeout = 1000")  # once the store is set up
+    except BaseException:''')),
     _bug("begin-retried", 3,
          "tries BEGIN IMMEDIATE three times before giving up on a locked store (another receiver's commit is brief)",
          (r'''    # Outside the try: if BEGIN fails, there is no transaction of ours to undo.

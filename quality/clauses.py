@@ -265,6 +265,7 @@ BREAKS = {
     "half-made-store-kept": ("S2.create-once",),
     "validate-after-begin": ("S3.int-args", "D4.locked"),
     "begin-retried": ("D4.locked",),
+    "busy-timeout-after-init": ("D3.connect",),
     "rollback-around-fault-only": ("S3.rollback",),
     "close-on-sqlite-error-only": ("S2.close-on-failure",),
     "sign-stripped": ("S1.plus", "D2.digits"),

@@ -378,9 +378,10 @@ def path_kind(path):
     return PATH_FILE
 
 
-def open_store(path, existing=None, failed=None):
+def open_store(path, existing=None, failed=None, locked=False):
     """Step 2: the outcome of ``open_store(path)``; ``existing`` is the model store the file holds;
-    ``failed``: the error one of its statements raised, if one did.
+    ``failed``: the error one of its statements raised, if one did; ``locked``: another
+    connection holds the write lock on the file.
 
     A usable path gives a connection whose ``state`` is the existing store's
     (a new one's is ``(-1, 0)``); a path where no database can be opened, or
@@ -391,6 +392,8 @@ def open_store(path, existing=None, failed=None):
     """
     if failed is not None:
         return propagates(failed)
+    if locked and existing is None:  # a new store must be written: "A locked database surfaces as
+        return Raised("OperationalError")  # sqlite3.OperationalError after the busy timeout" (decision 4)
     if path_kind(path) in (PATH_UNUSABLE, PATH_OTHER_CHECKPOINT):
         return Raised("OperationalError")
     if path_kind(path) == PATH_NOT_A_DATABASE:
