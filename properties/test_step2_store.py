@@ -108,7 +108,7 @@ def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_p
             assert not con.in_transaction
 
 
-def test_a_new_store_another_connection_holds_locked_waits_the_busy_timeout_once_then_raises(impl, tmp_path):
+def test_a_new_store_another_connection_holds_locked_raises_within_the_busy_timeout(impl, tmp_path):
     """Decision 3's 1 s timeout is the connect's, so it bounds initialisation too: creating a new
     store's tables under another connection's write lock raises OperationalError within that
     1 s, not after sqlite3's default 5 s (a busy timeout set only once the tables are made);
