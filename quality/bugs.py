@@ -1496,6 +1496,20 @@ import operator
          (r'''    except (TimeoutError, ConnectionError):
         writer.transport.abort()''', r'''    except TimeoutError:
         writer.transport.abort()''')),
+    _bug("drain-reset-ends-session", 6,
+         "takes a connection reset at an ACK's drain for the peer's goodbye: ends the session and returns the state",
+         (r'''            writer.write(ack)
+            async with asyncio.timeout(timeout):
+                await writer.drain()''', r'''            writer.write(ack)
+            try:
+                async with asyncio.timeout(timeout):
+                    await writer.drain()
+            except ConnectionError:
+                break''')),
+    _bug("fallback-bound-by-sign", 6,
+         "chooses the closing wait's bound by `timeout > 0` alone: an infinite timeout bounds nothing",
+         (r'''    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK''',
+          r'''    close_timeout = timeout if isinstance(timeout, (int, float)) and timeout > 0 else CLOSE_TIMEOUT_FALLBACK''')),
     # before_ack
     _bug("hook-result-awaited", 6,
          "awaits whatever before_ack returns unless it is None",

@@ -231,6 +231,8 @@ EXPOSES = {
     "writer": {
         "a peer that never reads (the drain blocks)": "unbounded-drain",
         "a closing wait that hangs": "no-abort-on-close-timeout",
+        "a closing wait that hangs, after a timeout of each invalid class": "fallback-bound-by-sign",
+        "a drain that raises ConnectionError (a reset), after any ACK": "drain-reset-ends-session",
         "a closing wait that raises ConnectionError": "closing-reset-raised",
         "a closing wait that raises another OSError": "no-abort-on-other-closing-error",
         "a slow closing wait within the bound": "abort-at-once-on-bad-timeout",

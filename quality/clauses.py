@@ -362,6 +362,8 @@ BREAKS = {
     "seq-max-off-by-one": ("S1.seq-range",),
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
+    "drain-reset-ends-session": ("S6.propagate",),
+    "fallback-bound-by-sign": ("S6.fallback",),
     "closing-reset-raised": ("S6.abort",),
     "no-abort-after-closing-reset": ("S6.abort",),
     "frame-items-parsed": ("D7.types",),

@@ -545,7 +545,7 @@ class Store:
         outcome = self.apply_event(*parsed, fault)
         return Returned(ack(parsed[0])) if isinstance(outcome, Returned) else outcome
 
-    async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None):
+    async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None, drain_at=0):
         """Step 6: what ``consume_session`` does with a peer that sends ``lines`` and then ``ending``.
 
         ``lines`` are the lines ``readline`` returns, in order (a line without
@@ -559,8 +559,9 @@ class Store:
         read raises (a cancellation, a fault injected), which propagates as
         that very object. ``drain`` is how the drain after each ACK ends,
         in the same terms: None when it returns (the peer reads), else the
-        first drain ends so (``"TimeoutError"`` for a peer that never reads,
-        a cancellation arriving there). ``before_ack`` is
+        drain after ACK number ``drain_at`` (0-based) ends so
+        (``"TimeoutError"`` for a peer that never reads, a cancellation or a
+        reset arriving there). ``before_ack`` is
         called and its awaitable awaited here, as the contract says
         (decision 8), so its failures are the model's too.
 
@@ -588,7 +589,7 @@ class Store:
                     result.outcome = hook_failed(before_ack, error)
                     return result
             result.acks.append(outcome.value)
-            if drain is not None:
+            if drain is not None and len(result.acks) == drain_at + 1:
                 result.outcome = result.wait_failed(drain, timeout)
                 return result
         if ending is None:

@@ -231,17 +231,20 @@ class CloseFault:
     ``wait_closed()`` has been called, ``finished`` once a slow wait ran to
     its end (whether ``abort()`` also follows is left open: decision 17).
     ``on_wait`` and ``on_drain``, if given, are called as ``wait_closed()``
-    and the first ``drain()`` are entered (a test cancels the session's task
-    there: the cancellation then arrives in that very wait).
+    and drain number ``drain_at`` (0-based) are entered (a test cancels the
+    session's task there: the cancellation then arrives in that very wait;
+    or ``on_drain`` raises, and that drain raises it: a reset the kernel
+    reports at no drain a test can choose).
     """
 
-    def __init__(self, writer, fault, *, on_wait=None, on_drain=None):
+    def __init__(self, writer, fault, *, on_wait=None, on_drain=None, drain_at=0):
         """``fault`` is None (the real wait_closed()), ``"hang"``, an exception
         instance to raise, or a number of seconds the wait takes (slow, then the
         real wait_closed())."""
         self._writer = writer
         self._fault = fault
         self._on_wait, self._on_drain = on_wait, on_drain
+        self._drains_before = drain_at  # drains still to pass before on_drain's
         self.transport = _AbortCounter(writer.transport)
         self.entered = asyncio.Event()
         self.finished = False
@@ -250,9 +253,9 @@ class CloseFault:
         return getattr(self._writer, name)
 
     async def drain(self):
-        on_drain, self._on_drain = self._on_drain, None
-        if on_drain is not None:
-            on_drain()
+        self._drains_before -= 1
+        if self._drains_before == -1 and self._on_drain is not None:
+            self._on_drain()
         return await self._writer.drain()
 
     async def wait_closed(self):
