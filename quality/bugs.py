@@ -316,6 +316,21 @@ import os
          (r'''    _check_int("delta", delta, DELTA_MIN, DELTA_MAX)
     # Outside the try''', r'''    _check_int("delta", delta, DELTA_MIN - 1, DELTA_MAX + 1)
     # Outside the try''')),
+    _bug("valueerror-not-rolled-back", 3,
+         "lets a ValueError through without a rollback, taking it for its own argument check (nothing written yet)",
+         (r'''    except BaseException:
+        _rollback(con)
+        raise
+
+
+# ---------------------------------------------------------------- step 4''', r'''    except ValueError:
+        raise  # a bad argument: nothing was written
+    except BaseException:
+        _rollback(con)
+        raise
+
+
+# ---------------------------------------------------------------- step 4''')),
     # ---------------------------------------------------------- step 4: replay
     _bug("truncated-log-as-recovery", 4,
          "passes a truncated log off as a recovery: no ResyncRequired, replays from the log's start",
@@ -411,6 +426,16 @@ def replay(events, last, limit):'''),
     _bug("ack-without-lf", 5,
          "the ACK line lacks its final LF",
          (r'''    return b"ACK %d\n" % seq''', r'''    return b"ACK %d" % seq''')),
+    _bug("consume-line-valueerror-rewrapped", 5,
+         "wraps every ValueError in one of its own that names the frame: a fault's ValueError is no longer that object",
+         (r'''    seq, delta = parse_line(line)
+    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq''', r'''    try:
+        seq, delta = parse_line(line)
+        apply_event(con, seq, delta, fault)
+    except ValueError as error:
+        raise ValueError(f"refused frame {line!r}: {error}") from error
+    return b"ACK %d\n" % seq''')),
     # ------------------------------------------------- step 6: consume_session
     _bug("ack-before-commit", 6,
          "writes the ACK before the commit",
@@ -1510,6 +1535,22 @@ import operator
          "chooses the closing wait's bound by `timeout > 0` alone: an infinite timeout bounds nothing",
          (r'''    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK''',
           r'''    close_timeout = timeout if isinstance(timeout, (int, float)) and timeout > 0 else CLOSE_TIMEOUT_FALLBACK''')),
+    _bug("session-valueerror-rewrapped", 6,
+         "wraps a ValueError met while taking a line in one of its own that names the line: before_ack's too",
+         (r'''            ack = consume_line(con, line)
+            if before_ack is not None:
+                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+                result = before_ack(seq)
+                if inspect.isawaitable(result):
+                    await result''', r'''            try:
+                ack = consume_line(con, line)
+                if before_ack is not None:
+                    seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+                    result = before_ack(seq)
+                    if inspect.isawaitable(result):
+                        await result
+            except ValueError as error:
+                raise ValueError(f"line {line!r} refused: {error}") from error''')),
     # before_ack
     _bug("hook-result-awaited", 6,
          "awaits whatever before_ack returns unless it is None",

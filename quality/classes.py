@@ -161,6 +161,7 @@ EXPOSES = {
         "falsy callable": "falsy-fault-skipped",
         "not callable": "uncallable-fault-ignored",
         "raises an Exception": "fault-error-returns-false",
+        "raises an error the steps raise": "valueerror-not-rolled-back",
         "raises a BaseException": "except-exception",
         "raises an sqlite3 error": "hook-integrity-error-as-conflict",
         "returns a value": "fault-result-as-failure",
@@ -168,6 +169,7 @@ EXPOSES = {
     # A FAKE failure of the n-th statement (resume.testing.statements), one run per class of error.
     "a statement of apply_event": {
         "raises an Exception": "rollback-around-fault-only",
+        "raises an error the steps raise": "valueerror-not-rolled-back",
         "raises a BaseException": "except-exception",
     },
     "before_ack": {
@@ -177,6 +179,7 @@ EXPOSES = {
         "falsy callable": "falsy-hook-skipped",
         "not callable": "uncallable-hook-ignored",
         "raises an Exception": "hook-error-after-ack",
+        "raises an error the steps raise": "session-valueerror-rewrapped",
         "raises a BaseException": "reclaim-on-exception-only",
         "raises an sqlite3 error": "locked-line-skipped",
         "awaitable": "awaitable-hook-ignored",
