@@ -5,7 +5,9 @@ one run per class so that every class gets the whole budget): what
 ``parse_line(line)`` returns or raises is what the model predicts
 (``model.parse_line``: the strict grammar, no regex, no ``int()`` tolerance).
 Valid frames at both ends of each range, one past each, every kind of
-malformation, values that are not bytes, near misses and arbitrary bytes.
+malformation, values that are not bytes, near misses and arbitrary bytes;
+each after a call with a line of any kind, or none, and the rest of a split
+frame after its start (``strategies.line_calls``): each call stands alone.
 
 Not observable here, by design: the 64-byte limit on its own. The longest
 valid frame is 23 bytes, so every longer line is also malformed in another
@@ -26,8 +28,10 @@ from resume.testing import strategies as sts
 @searching()
 @given(data=st.data())
 def test_parse_line_does_what_the_model_predicts(impl, kind, data):
-    line = data.draw(sts.lines(kind), label="line")
-    model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line), f"parse_line({line!r})")
+    calls = data.draw(sts.line_calls(kind), label="lines, one call each")
+    for number, line in enumerate(calls):
+        after = f" after parse_line({calls[number - 1]!r})" if number else ""
+        model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line), f"parse_line({line!r}){after}")
 
 
 test_parse_line_does_what_the_model_predicts_first_look = first_look(

@@ -109,6 +109,23 @@ BUGS = [
     _bug("bytearray-accepted", 1,
          "accepts bytearray as well as bytes",
          (r'''    if not isinstance(line, bytes):''', r'''    if not isinstance(line, (bytes, bytearray)):''')),
+    _bug("fragment-joined", 1,
+         "keeps a line cut off before its LF (refused) and joins it to the next call's line, as a reader split mid-frame",
+         (r'''# ---------------------------------------------------------------- step 1
+
+
+def parse_line(line):''', r'''# ---------------------------------------------------------------- step 1
+
+_fragment = [b""]  # the start of a frame a previous call got without its LF
+
+
+def parse_line(line):'''),
+         (r'''    if not line.endswith(b"\n"):
+        raise ValueError(f"frame has no final LF (cut off?): {line!r}")''',
+          r'''    line, _fragment[0] = _fragment[0] + line, b""
+    if not line.endswith(b"\n"):
+        _fragment[0] = line
+        raise ValueError(f"frame has no final LF (cut off?): {line!r}")''')),
     # ------------------------------------------------- step 2: open_store, state
     _bug("reinit-cursor", 2,
          "re-initialises the cursor on every open (INSERT OR REPLACE)",

@@ -62,6 +62,7 @@ EXPOSES = {
         "malformed: CR or CRLF": "crlf-accepted",
         "malformed: missing final LF": "dollar-anchor",
         "malformed: more than one line": "first-line-only",
+        "malformed: the rest of a split frame": "fragment-joined",
         "malformed: non-ASCII": "non-ascii-dropped",
         "malformed: non-ASCII digit": "unicode-digits",
         "malformed: out of range": "delta-unbounded",

@@ -363,6 +363,7 @@ BREAKS = {
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
+    "fragment-joined": ("S1.final-lf",),
     "session-valueerror-rewrapped": ("S6.propagate",),
     "consume-line-valueerror-rewrapped": ("S5.errors",),
     "valueerror-not-rolled-back": ("S3.rollback",),

@@ -15,7 +15,8 @@ Contents:
   ``bytes_subclass_frames``;
 * malformed frames, one strategy per kind (``FRAME_MALFORMATIONS`` maps a
   label to each) and ``non_bytes_frames``; ``lines(kind)`` draws any class
-  of ``LINE_KINDS``, the whole domain of ``line``;
+  of ``LINE_KINDS``, the whole domain of ``line``, and ``line_calls(kind)``
+  the lines of calls in turn that end in one;
 * frame-shaped bytes for differential checks: ``mutated_frames``,
   ``frame_like_bytes``;
 * event logs for ``replay``: ``windows``, ``cursor_for`` /
@@ -179,6 +180,15 @@ def cut_off(good, shortest=1):
 def cut_off_frames(draw):
     """A valid frame cut at any byte before its LF, down to nothing (``cut_off``)."""
     return draw(cut_off(draw(valid_frames()), shortest=0))
+
+
+@st.composite
+def split_frames(draw):
+    """A valid frame split in two at any byte: ``[its start, the rest]``, as a stream broken
+    mid-frame delivers it (the start without its LF, then the rest, in a read of its own)."""
+    good = draw(valid_frames())
+    cut = draw(st.integers(1, len(good) - 1))
+    return [good[:cut], good[cut:]]
 
 
 @st.composite
@@ -390,6 +400,7 @@ FRAME_MALFORMATIONS = {
     "CR or CRLF": cr_frames(),
     "missing final LF": cut_off_frames(),
     "more than one line": multi_line_frames(),
+    "the rest of a split frame": split_frames().map(lambda halves: halves[1]),
     "non-ASCII": non_ascii_frames(),
     "non-ASCII digit": foreign_digit_frames(),
     "out of range": out_of_range_frames(),
@@ -938,6 +949,15 @@ LINE_KINDS = {
 def lines(kind=None):
     """Any value a caller may pass as ``line``: ``kind`` (a key of LINE_KINDS), or all of them mixed."""
     return LINE_KINDS[kind] if kind else st.sampled_from(sorted(LINE_KINDS)).flatmap(LINE_KINDS.__getitem__)
+
+
+def line_calls(kind):
+    """The lines of calls of ``parse_line`` in turn, the last of ``kind``: a line of any kind
+    first, or none (each call stands alone); for the rest of a split frame, the frame's start
+    first (what a parser that carries a fragment over to the next call would join)."""
+    if kind == "malformed: the rest of a split frame":
+        return split_frames()
+    return st.tuples(st.lists(lines(), max_size=1), lines(kind)).map(lambda drawn: [*drawn[0], drawn[1]])
 
 
 # ---------------------------------------------------------------- replay's arguments: the whole domain
