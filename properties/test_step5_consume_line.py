@@ -16,7 +16,7 @@ no transaction is left open.
 """
 
 import pytest
-from hypothesis import given, note
+from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing import domains, model, store
@@ -75,7 +75,7 @@ def concrete(store, call):
 
 
 @pytest.mark.parametrize("focus", FOCUS)
-@searching()  # a few ms an example: cheap
+@searching(max(5, settings.default.max_examples // 2))  # a few ms an example; 10 runs
 @given(start=domains.stores(), data=st.data())
 def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
     plan = data.draw(PLANS[focus], label="plan")

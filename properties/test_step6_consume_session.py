@@ -33,13 +33,14 @@ task running or a descriptor open (a socket, a store file) fails.
 import asyncio
 import dataclasses
 import errno
+import functools
 import time
 
 import pytest
 from hypothesis import Phase, assume, event, example, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, leaks, model, peers, store, tasks
+from resume.testing import domains, leaks, model, peers, statements, store, tasks
 from resume.testing.first_look import first_look, searching
 from resume.testing import strategies as sts
 from resume.testing.hygiene import each_example_clean
@@ -550,9 +551,13 @@ async def play(impl, con, scenario, timeout, hook_error, close_error, drain_erro
 # of line (a blank keep-alive, say) or mends one (puts a cut-off line's LF
 # back) shows only there; in the mixed draw of ``scenarios`` some kinds come
 # in one example of twenty, or none.
+# And a statement of the DB connection that fails (a FAKE, ``resume.testing.statements``:
+# the first statement after read number r, r drawn, raises an error of that class):
+# in a line's consume_line, or in the state read at EOF, one run per class of error.
 LINE_CLASSES = ONE_LINE_MALFORMATIONS + [kind for kind in BAD_LINES if kind != "malformed"]
 CLASSES = ([("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
-           + [("line", kind) for kind in LINE_CLASSES])
+           + [("line", kind) for kind in LINE_CLASSES] + [("statement", kind) for kind in statements.ERRORS])
+STATEMENT_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
 
 
 @pytest.mark.asyncio
@@ -564,14 +569,19 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
     invalid timeout, a falsy or uncallable hook, one that raises any BaseException (directly or from
     its awaitable), one that returns something else; and, one run per class, a session ended by a
-    line of that class (malformed, cut off, over-long, a gap, a conflict). The call is awaited in the test's own task, so
-    that a KeyboardInterrupt from the hook comes back here rather than out of the event loop."""
+    line of that class (malformed, cut off, over-long, a gap, a conflict), or by a statement that
+    fails. The call is awaited in the test's own task, so that a KeyboardInterrupt from the hook
+    or a statement comes back here rather than out of the event loop."""
     timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
     before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
                            label="before_ack")
     assume(log or (parameter, kind) != ("line", "conflict"))
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []
+    failure = None  # (read number, error): the first statement after that read raises the error
+    if parameter == "statement":
+        failure = (data.draw(st.integers(1, len(lines) + 1), label="fails after read"),
+                   model.drawn_error(data.draw(STATEMENT_ERRORS[kind], label="error"), "a FAKE failure of a statement"))
     if parameter == "line":  # then a line that would be valid (never read), unless it would mend a cut-off line
         lines += [data.draw(bad_lines(kind, log), label="line")] + [model.frame(len(log), 0)] * (kind != "cut off")
     store_after = model.Store()
@@ -589,23 +599,37 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         committed_at_hook = []  # inside before_ack: is its event already visible to another connection?
         if isinstance(mine, domains.Hook):
             mine.observer = lambda seq: committed_at_hook.append(seq in store.read(path).ledger)
-        con = impl.open_store(path)
+        with statements.failing_connections():
+            con = impl.open_store(path)
         try:
             async with peers.Peer(b"".join(lines), eof=valid) as peer:
                 reader, writer = await asyncio.open_connection(HOST, peer.port, limit=LIMIT)
+                if failure is not None:  # armed as read r is entered: no statement runs inside a read
+                    reader = peers.ReadHook(reader, failure[0], functools.partial(statements.arm, con, 1, failure[1]))
                 try:
                     # A hang fails as TimeoutError: past TIMEOUT, or past the model's time if nothing is read.
                     async with asyncio.timeout(TIMEOUT + SLACK if valid else predicted.duration() + LATE):
                         got = await model.async_outcome_of(impl, impl.consume_session(reader, writer, con, timeout, mine))
                 finally:
                     closed = await settle(writer)
+                    fired = isinstance(con, statements.Failing) and con.fired is not None
+                    if isinstance(con, statements.Failing):
+                        con.disarm()  # armed at read r, but no statement since (the session ended first)
                 ended = await peer.all_ended(PEER_ENDS_WITHIN)
                 received = peer.connections[0].received if peer.connections else b""
             assert_db_open(con)
             stored = store.read(path)
         finally:
             con.close()
-    model.expect(got, predicted.outcome, f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r})")
+    what = f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r})"
+    if failure is not None:
+        event(f"the statement failed: {fired}")
+    if fired:  # the model is told where the statement failed: the same session, and that failure
+        what += f", where the first statement after read number {failure[0]} raises {failure[1]!r}"
+        store_after, models = model.Store(), domains.fresh(before_ack)
+        predicted = await store_after.session(lines, None, timeout, models, failed=failure[1], failed_after=failure[0])
+    note(what)
+    model.expect(got, predicted.outcome, what)
     assert stored == store_after.snapshot(), "the store must hold exactly what was committed"
     if received != b"".join(predicted.acks):
         model.differs("what the server read from the client", acks_text(predicted.acks),

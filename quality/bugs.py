@@ -1568,6 +1568,12 @@ import operator
                         await result
             except ValueError as error:
                 raise ValueError(f"line {line!r} refused: {error}") from error''')),
+    _bug("eof-state-before-reclaim", 6,
+         "reads the state at EOF before reclaiming the connection, outside the try: if that read fails, the socket stays open",
+         (r'''    await _reclaim(writer, close_timeout)
+    return state(con)''', r'''    result = state(con)  # at EOF: nothing more can change it
+    await _reclaim(writer, close_timeout)
+    return result''')),
     # before_ack
     _bug("hook-result-awaited", 6,
          "awaits whatever before_ack returns unless it is None",

@@ -39,6 +39,8 @@ NODES = {
     "fault": "properties/test_step3_apply_event.py::test_apply_event_does_what_the_model_predicts[fault: {}]",
     "a statement of apply_event": "properties/test_step3_apply_event.py::"
                                   "test_apply_event_does_what_the_model_predicts[statement: {}]",
+    "a statement of consume_session": "properties/test_step6_consume_session.py::"
+                                      "test_any_timeout_and_any_before_ack_do_what_the_model_predicts[statement: {}]",
     "timeout": "properties/test_step6_consume_session.py::"
                "test_any_timeout_and_any_before_ack_do_what_the_model_predicts[timeout: {}]",
     "before_ack": "properties/test_step6_consume_session.py::"
@@ -162,7 +164,7 @@ EXPOSES = {
         "falsy callable": "falsy-fault-skipped",
         "not callable": "uncallable-fault-ignored",
         "raises an Exception": "fault-error-returns-false",
-        "raises an error the steps raise": "valueerror-not-rolled-back",
+        "raises a ValueError": "valueerror-not-rolled-back",
         "raises a BaseException": "except-exception",
         "raises an sqlite3 error": "hook-integrity-error-as-conflict",
         "returns a value": "fault-result-as-failure",
@@ -170,8 +172,14 @@ EXPOSES = {
     # A FAKE failure of the n-th statement (resume.testing.statements), one run per class of error.
     "a statement of apply_event": {
         "raises an Exception": "rollback-around-fault-only",
-        "raises an error the steps raise": "valueerror-not-rolled-back",
+        "raises a ValueError": "valueerror-not-rolled-back",
         "raises a BaseException": "except-exception",
+    },
+    # The same FAKE in a session: the first statement after a read (in consume_line, or state at EOF).
+    "a statement of consume_session": {
+        "raises an Exception": "eof-state-before-reclaim",
+        "raises a ValueError": "session-valueerror-rewrapped",
+        "raises a BaseException": "reclaim-on-exception-only",
     },
     "before_ack": {
         "None": "hook-called-unchecked",
@@ -180,7 +188,7 @@ EXPOSES = {
         "falsy callable": "falsy-hook-skipped",
         "not callable": "uncallable-hook-ignored",
         "raises an Exception": "hook-error-after-ack",
-        "raises an error the steps raise": "session-valueerror-rewrapped",
+        "raises a ValueError": "session-valueerror-rewrapped",
         "raises a BaseException": "reclaim-on-exception-only",
         "raises an sqlite3 error": "locked-line-skipped",
         "awaitable": "awaitable-hook-ignored",
@@ -279,6 +287,7 @@ def drawn():
         "events, last, limit": list(sts.REPLAY_KINDS),
         "fault": [kind for kind in domains.HOOK_KINDS if not kind.startswith("awaitable")],
         "a statement of apply_event": list(statements.ERRORS),
+        "a statement of consume_session": list(statements.ERRORS),
         "before_ack": list(domains.HOOK_KINDS),
         "timeout": list(domains.TIMEOUT_CLASSES),
         "host": list(domains.HOST_FORMS),

@@ -363,6 +363,7 @@ BREAKS = {
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
+    "eof-state-before-reclaim": ("S6.reclaim",),
     "fragment-joined": ("S1.final-lf",),
     "session-valueerror-rewrapped": ("S6.propagate",),
     "consume-line-valueerror-rewrapped": ("S5.errors",),

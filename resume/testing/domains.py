@@ -209,17 +209,16 @@ class HookFailure(Exception):
 
 
 # Every kind of BaseException a hook may raise (decision 5 and step 6), in
-# four classes, so that every run of a class meets its kind: Exceptions; the
-# kinds the steps raise or meet themselves (a bad argument, a read that times
-# out, a reset), which an implementation must not take for its own (wrap in
-# an error of its own, skip the rollback of "its" argument error, end the
-# session on "its" reset); the BaseExceptions that are not Exceptions (which
-# ``except Exception`` lets through); and sqlite3's errors, a hook's that does
-# SQL of its own, which an implementation must not take for its own
-# statements' (a duplicate, a lock).
+# four classes, so that every run of a class meets its kind: Exceptions; a
+# ValueError, the steps' own error for a bad argument, which an
+# implementation must not take for its own (wrap it in one of its own, skip
+# the rollback for "its" argument check); the BaseExceptions that are not
+# Exceptions (which ``except Exception`` lets through); and sqlite3's errors,
+# a hook's that does SQL of its own, which an implementation must not take
+# for its own statements' (a duplicate, a lock).
 HOOK_ERRORS = {
-    "raises an Exception": [HookFailure, RuntimeError, TypeError, OSError],
-    "raises an error the steps raise": [ValueError, TimeoutError, ConnectionResetError],
+    "raises an Exception": [HookFailure, RuntimeError, TypeError, OSError, ConnectionResetError, TimeoutError],
+    "raises a ValueError": [ValueError, UnicodeError],
     "raises a BaseException": [KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit],
     "raises an sqlite3 error": [sqlite3.IntegrityError, sqlite3.OperationalError],
 }
@@ -325,7 +324,7 @@ _ERRORS = {kind: st.sampled_from(errors) for kind, errors in HOOK_ERRORS.items()
 # From an awaitable: an Exception or an sqlite3 error, or (a class of its own, so that every run of
 # it meets one) a BaseException that is not an Exception, which a task of the implementation's own
 # would let escape the event loop instead of the call.
-_ERRORS["awaitable raises"] = st.sampled_from([error for kind in ("raises an Exception", "raises an error the steps raise",
+_ERRORS["awaitable raises"] = st.sampled_from([error for kind in ("raises an Exception", "raises a ValueError",
                                                                    "raises an sqlite3 error") for error in HOOK_ERRORS[kind]])
 _ERRORS["awaitable raises a BaseException"] = _ERRORS["raises a BaseException"]
 

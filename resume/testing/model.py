@@ -537,15 +537,17 @@ class Store:
         """The store as ``fault`` sees it inside the transaction of ``(seq, delta)`` (step 3's order)."""
         return Store(self.last, self.total + delta, {**self.ledger, seq: delta})
 
-    def consume_line(self, line, fault=None):
-        """Step 5: ``b"ACK <seq>\\n"`` once committed (a duplicate too), else step 1's or 3's error."""
+    def consume_line(self, line, fault=None, failed=None):
+        """Step 5: ``b"ACK <seq>\\n"`` once committed (a duplicate too), else step 1's or 3's error
+        (``failed``: as ``apply_event`` takes it)."""
         parsed = parse(line)
         if parsed is None:
             return Raised("ValueError")
-        outcome = self.apply_event(*parsed, fault)
+        outcome = self.apply_event(*parsed, fault, failed)
         return Returned(ack(parsed[0])) if isinstance(outcome, Returned) else outcome
 
-    async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None, drain_at=0):
+    async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None, drain_at=0,
+                      failed=None, failed_after=0):
         """Step 6: what ``consume_session`` does with a peer that sends ``lines`` and then ``ending``.
 
         ``lines`` are the lines ``readline`` returns, in order (a line without
@@ -563,7 +565,10 @@ class Store:
         (``"TimeoutError"`` for a peer that never reads, a cancellation or a
         reset arriving there). ``before_ack`` is
         called and its awaitable awaited here, as the contract says
-        (decision 8), so its failures are the model's too.
+        (decision 8), so its failures are the model's too. ``failed``: the
+        error a statement of the DB connection raised after read number
+        ``failed_after`` (1-based) returned, if one did: in that line's
+        ``consume_line``, or, after the read that found EOF, in ``state``.
 
         Returns a ``Session``: the ACKs written, the before_ack calls, the
         outcome before the connection is reclaimed, the closing bound, and
@@ -573,8 +578,8 @@ class Store:
         if not is_valid_timeout(timeout):
             result.outcome = Raised("ValueError")
             return result
-        for line in lines:
-            outcome = self.consume_line(line)
+        for number, line in enumerate(lines, 1):
+            outcome = self.consume_line(line, failed=failed if number == failed_after else None)
             if isinstance(outcome, Raised):
                 result.outcome = outcome
                 return result
@@ -593,7 +598,8 @@ class Store:
                 result.outcome = result.wait_failed(drain, timeout)
                 return result
         if ending is None:
-            result.outcome = Returned(self.state())
+            at_eof = failed if failed_after == len(lines) + 1 else None
+            result.outcome = Returned(self.state()) if at_eof is None else propagates(at_eof)
         else:
             result.outcome = result.wait_failed(ending, timeout)
         return result

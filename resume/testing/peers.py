@@ -33,6 +33,7 @@ what it cannot do, all on 127.0.0.1:
 import asyncio
 import contextlib
 import dataclasses
+import inspect
 import select
 import socket
 import struct
@@ -294,7 +295,7 @@ class ReadHook:
 
     async def readline(self):
         self.reads += 1
-        if self.reads == self._nth and (waiting := self._act()) is not None:
+        if self.reads == self._nth and inspect.isawaitable(waiting := self._act()):
             await waiting
         return await self._reader.readline()
 

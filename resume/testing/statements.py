@@ -3,7 +3,8 @@
 A real disk fails at a system call, inside a statement SQLite has half run;
 ``test_crash_syscalls.py`` injects those, in a receiver process. To fail ANY
 statement of ``open_store`` or ``apply_event`` with ANY kind of error, at a
-moment a test draws, in the test's own process, the connection is made by a
+moment a test draws, in the test's own process (and the statements of a
+session, ``consume_session``'s, after a read it draws), the connection is made by a
 factory of ours: ``failing_connections()`` wraps ``sqlite3.connect`` (decision
 3: ``open_store`` connects with it) so that it makes a ``Failing``
 connection, and ``arm(n, error)`` makes the n-th statement from then on
@@ -12,8 +13,8 @@ raise ``error`` before it runs, once. Statements are counted over
 cursors'. A ROLLBACK is never failed and not counted: a failure of the undo
 itself is no moment the contract speaks of.
 
-The errors are ``ERRORS``: an Exception of no database's making, or a
-BaseException that is not an Exception; the failure must propagate ("On
+The errors are ``ERRORS``: an Exception of no database's making, a
+ValueError, or a BaseException that is not an Exception; the failure must propagate ("On
 failure, roll back every change, let the original error propagate"; "If
 initialisation fails, close the connection and let the error propagate").
 Not sqlite3's own errors: an implementation may expect one and recover (a
