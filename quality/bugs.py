@@ -348,6 +348,21 @@ import os
 
 
 # ---------------------------------------------------------------- step 4''')),
+    _bug("commit-outside-try", 3,
+         "commits after the block that rolls back on failure: a COMMIT that fails leaves the transaction open",
+         (r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+        return True
+    except BaseException:
+        _rollback(con)
+        raise
+''', r'''        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+    except BaseException:
+        _rollback(con)
+        raise
+    con.execute("COMMIT")
+    return True
+''')),
     # ---------------------------------------------------------- step 4: replay
     _bug("truncated-log-as-recovery", 4,
          "passes a truncated log off as a recovery: no ResyncRequired, replays from the log's start",
@@ -1574,6 +1589,9 @@ import operator
     return state(con)''', r'''    result = state(con)  # at EOF: nothing more can change it
     await _reclaim(writer, close_timeout)
     return result''')),
+    _bug("awaitable-by-dunder", 6,
+         "takes an object with `__await__` for an awaitable: a generator-based coroutine before_ack returns is never awaited",
+         (r'''                if inspect.isawaitable(result):''', r'''                if hasattr(result, "__await__"):''')),
     # before_ack
     _bug("hook-result-awaited", 6,
          "awaits whatever before_ack returns unless it is None",

@@ -363,6 +363,8 @@ BREAKS = {
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
+    "awaitable-by-dunder": ("D8.awaitable",),
+    "commit-outside-try": ("S3.rollback",),
     "eof-state-before-reclaim": ("S6.reclaim",),
     "fragment-joined": ("S1.final-lf",),
     "session-valueerror-rewrapped": ("S6.propagate",),

@@ -38,6 +38,7 @@ import os
 import pathlib
 import sqlite3
 import sys
+import types
 
 from hypothesis import event
 from hypothesis import strategies as st
@@ -224,8 +225,14 @@ HOOK_ERRORS = {
 }
 
 # What an awaitable a before_ack returns can be (decision 8 says awaitable,
-# not coroutine): a coroutine, a Future, or an object with ``__await__``.
-AWAITABLE_SHAPES = ["coroutine", "Future", "__await__"]
+# not coroutine): a coroutine, a Future, an object with ``__await__``, or a
+# generator-based coroutine (``types.coroutine``), awaitable with no ``__await__``.
+AWAITABLE_SHAPES = ["coroutine", "Future", "__await__", "generator-based coroutine"]
+
+
+@types.coroutine
+def _generator_based(coroutine):
+    return (yield from coroutine)
 
 
 class _Awaitable:
@@ -284,6 +291,8 @@ class Hook:
             return _Future(lambda: self.awaited.append(args), self.error, self.returns)
         if self.awaitable == "__await__":
             return _Awaitable(self._later(args))
+        if self.awaitable == "generator-based coroutine":
+            return _generator_based(self._later(args))
         if self.error is not None:
             raise self.error
         return self.returns

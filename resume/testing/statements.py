@@ -9,7 +9,7 @@ factory of ours: ``failing_connections()`` wraps ``sqlite3.connect`` (decision
 3: ``open_store`` connects with it) so that it makes a ``Failing``
 connection, and ``arm(n, error)`` makes the n-th statement from then on
 raise ``error`` before it runs, once. Statements are counted over
-``execute``, ``executemany`` and ``executescript``, the connection's and its
+``execute``, ``executemany``, ``executescript`` and ``commit()``, the connection's and its
 cursors'. A ROLLBACK is never failed and not counted: a failure of the undo
 itself is no moment the contract speaks of.
 
@@ -63,6 +63,10 @@ class Failing(sqlite3.Connection):
     def executescript(self, script):
         self.count(script)
         return super().executescript(script)
+
+    def commit(self):  # a COMMIT by the method, not by SQL text
+        self.count("COMMIT")
+        return super().commit()
 
     def cursor(self, factory=None):
         return super().cursor(factory or _Cursor)
