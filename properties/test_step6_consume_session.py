@@ -368,26 +368,33 @@ async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_s
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("shape", ["blocks", "awaits"])
+@pytest.mark.parametrize("shape", ["blocks", "awaits", "a late line, then a slow drain"])
 @each_example_clean
 async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_has_its_own_bound(impl, shape):
-    """"Bound every readline wait by timeout": each wait, not the session as a whole, and not
-    before_ack, whose awaitable is awaited (decision 8). Here before_ack takes longer than the
-    timeout (blocking, or in its awaitable); every line is already in the socket, and the read
-    after it waits one turn of the loop all the same (a FAKE reader: a read over a network
-    waits, and a bound that already ran out shows only in a read that waits)."""
+    """"Bound every readline wait by timeout", "a drain bounded by timeout": each wait, not the
+    session as a whole, and not before_ack, whose awaitable is awaited (decision 8). Here
+    before_ack takes longer than the timeout (blocking, or in its awaitable); every line is
+    already in the socket, and the read after it waits one turn of the loop all the same (a
+    FAKE reader: a read over a network waits, and a bound that already ran out shows only in a
+    read that waits). Or the first line comes late and its ACK's drain is slow (FAKE waits,
+    each 0.6 of the timeout): together longer than the timeout, each within it."""
     timeout, slow = SHORT, 2 * SHORT
+    if shape == "a late line, then a slow drain":
+        timeout = 4 * SHORT
+        slow = 0.6 * timeout
     lines = [F05, F17]
 
     def before_ack(seq):
         if shape == "blocks":
             time.sleep(slow)
             return None
-        return asyncio.sleep(slow)
+        return asyncio.sleep(slow if shape == "awaits" else 0)
 
     expected = model.Store()
     predicted = await expected.session(lines, None, timeout, lambda seq: None)
-    what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where before_ack {shape} {slow} s, "
+    waits = (f"before_ack {shape} {slow} s" if shape != "a late line, then a slow drain" else
+             f"the first line comes {slow:.3f} s after the read starts, and the first drain takes {slow:.3f} s")
+    what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where {waits}, "
             "the server sends EVENT 0 5, EVENT 1 7, then EOF")
     with store.temp_store_path() as path:
         con = impl.open_store(path)
@@ -397,7 +404,11 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
                 async with asyncio.timeout(SLACK):  # the peer has sent its lines: no read waits for the network
                     while not peer.connections:
                         await asyncio.sleep(0.001)
-                reader = peers.ReadHook(reader, 2, lambda: asyncio.sleep(0))
+                if shape == "a late line, then a slow drain":
+                    reader = peers.ReadHook(reader, 1, lambda: asyncio.sleep(slow))
+                    writer = peers.CloseFault(writer, None, on_drain=lambda: asyncio.sleep(slow))
+                else:
+                    reader = peers.ReadHook(reader, 2, lambda: asyncio.sleep(0))
                 got = await tasks.model_outcome(impl, impl.consume_session(reader, writer, con, timeout, before_ack),
                                                 4 * slow + SLACK)
                 await settle(writer)

@@ -37,7 +37,9 @@ import asyncio
 import contextlib
 import errno
 import os
+import sqlite3
 import tempfile
+import threading
 
 import pytest
 from hypothesis import event, given, note, settings
@@ -184,6 +186,37 @@ async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_sto
                                   predicted.duration() + LATE)  # a later end is a bound ignored or floored
         expect_run(got, predicted, f"run_client(host, port, path, {timeout}) with a peer whose "
                                    "connection attempt never completes", path)
+
+
+@pytest.mark.asyncio
+@each_example_clean
+async def test_the_connection_has_its_whole_timeout_after_open_store_waited_for_a_lock(impl):
+    """"``asyncio.open_connection(...)`` bounded by ``timeout``": a bound of the connection's own,
+    not one that open_store's time counts against. Another connection holds the store's write
+    lock for LOCKED s, longer than the timeout, then lets go (from a thread: open_store blocks the
+    loop). An open_store that waits for it (decision 17 lets it) leaves the connection its whole
+    timeout; one that does not wait meets the lock in the session's first commit instead."""
+    timeout, locked = 0.05, 0.2
+    lines = [model.frame(0, 5)]
+    predicted = await model.Store().run_client(timeout, lines)
+    after = model.Store()
+    after.consume_line(lines[0])
+    what = (f"run_client(host, port, path, {timeout}) on a store another connection holds locked for {locked} s, "
+            "with a server that sends EVENT 0 5 and EOF")
+    with store.temp_store_path() as path:
+        with store.opened(impl, path):
+            pass  # the store exists
+        other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        other.execute("BEGIN IMMEDIATE")
+        letting_go = threading.Timer(locked, other.execute, ["ROLLBACK"])
+        letting_go.start()
+        try:
+            async with peers.Peer(b"".join(lines)) as peer:
+                got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, timeout), locked + TIMEOUT)
+        finally:
+            letting_go.join()
+            other.close()
+        expect_run(got, predicted, what, path, after)
 
 
 @pytest.mark.asyncio

@@ -655,6 +655,17 @@ async def consume_session('''),
         raise
 ''')),
     # ------------------------------------------------------- step 7: run_client
+    _bug("connect-deadline-before-store", 7,
+         "starts the connection's deadline before open_store: a store that waits for a lock eats the connection's bound",
+         (r'''    con = open_store(path)
+    try:
+        async with asyncio.timeout(timeout):
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''    deadline = asyncio.get_running_loop().time() + timeout  # the setup's bound, taken at the start
+    con = open_store(path)
+    try:
+        async with asyncio.timeout_at(deadline):
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
     _bug("inf-by-identity", 7,
          "tests the timeout with `is not math.inf`: float('inf') made at run time passes",
          (r'''    return 0 < seconds < math.inf''', r'''    return 0 < seconds is not math.inf''')),
@@ -1589,6 +1600,17 @@ import operator
     return state(con)''', r'''    result = state(con)  # at EOF: nothing more can change it
     await _reclaim(writer, close_timeout)
     return result''')),
+    _bug("drain-shares-read-deadline", 6,
+         "bounds an ACK's drain by its line's read deadline: a line that came late leaves its drain less than the timeout",
+         (r'''            async with asyncio.timeout(timeout):
+                line = await reader.readline()''', r'''            deadline = asyncio.get_running_loop().time() + timeout  # this line's, read and ACK
+            async with asyncio.timeout_at(deadline):
+                line = await reader.readline()'''),
+         (r'''            writer.write(ack)
+            async with asyncio.timeout(timeout):
+                await writer.drain()''', r'''            writer.write(ack)
+            async with asyncio.timeout_at(deadline):
+                await writer.drain()''')),
     _bug("awaitable-by-dunder", 6,
          "takes an object with `__await__` for an awaitable: a generator-based coroutine before_ack returns is never awaited",
          (r'''                if inspect.isawaitable(result):''', r'''                if hasattr(result, "__await__"):''')),

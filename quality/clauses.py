@@ -363,6 +363,8 @@ BREAKS = {
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
+    "drain-shares-read-deadline": ("S6.drain-bounded",),
+    "connect-deadline-before-store": ("S7.connect-bounded",),
     "awaitable-by-dunder": ("D8.awaitable",),
     "commit-outside-try": ("S3.rollback",),
     "eof-state-before-reclaim": ("S6.reclaim",),

@@ -235,7 +235,8 @@ class CloseFault:
     and drain number ``drain_at`` (0-based) are entered (a test cancels the
     session's task there: the cancellation then arrives in that very wait;
     or ``on_drain`` raises, and that drain raises it: a reset the kernel
-    reports at no drain a test can choose).
+    reports at no drain a test can choose; an awaitable ``on_drain`` returns
+    is awaited first: a slow drain).
     """
 
     def __init__(self, writer, fault, *, on_wait=None, on_drain=None, drain_at=0):
@@ -255,8 +256,8 @@ class CloseFault:
 
     async def drain(self):
         self._drains_before -= 1
-        if self._drains_before == -1 and self._on_drain is not None:
-            self._on_drain()
+        if self._drains_before == -1 and self._on_drain is not None and inspect.isawaitable(waiting := self._on_drain()):
+            await waiting
         return await self._writer.drain()
 
     async def wait_closed(self):
