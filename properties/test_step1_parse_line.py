@@ -16,7 +16,7 @@ returns exactly what a correct one returns (see ``over_length_frames``).
 """
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resume.testing import model
@@ -25,7 +25,7 @@ from resume.testing import strategies as sts
 
 
 @pytest.mark.parametrize("kind", sorted(sts.LINE_KINDS))
-@searching()
+@searching(max(5, settings.default.max_examples // 2))  # 42 runs, each over one class
 @given(data=st.data())
 def test_parse_line_does_what_the_model_predicts(impl, kind, data):
     calls = data.draw(sts.line_calls(kind), label="lines, one call each")
