@@ -127,6 +127,11 @@ def parse_line(line):'''),
         _fragment[0] = line
         raise ValueError(f"frame has no final LF (cut off?): {line!r}")''')),
     # ------------------------------------------------- step 2: open_store, state
+    _bug("checkpoint-by-position", 2,
+         "reads the checkpoint row with SELECT * and takes last and total by position: another program's column moves them",
+         (r'''    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()''',
+          r'''    row = con.execute("SELECT * FROM checkpoint WHERE id = 1").fetchone()
+    row = row and row[1:3]  # (id, last, total)''')),
     _bug("reinit-cursor", 2,
          "re-initialises the cursor on every open (INSERT OR REPLACE)",
          (r'''    "INSERT OR IGNORE INTO checkpoint''', r'''    "INSERT OR REPLACE INTO checkpoint''')),

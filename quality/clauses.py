@@ -363,6 +363,7 @@ BREAKS = {
     "nan-timeout-accepted": ("D10",),
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
+    "checkpoint-by-position": ("S2.state",),
     "drain-shares-read-deadline": ("S6.drain-bounded",),
     "connect-deadline-before-store": ("S7.connect-bounded",),
     "awaitable-by-dunder": ("D8.awaitable",),

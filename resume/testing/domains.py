@@ -400,7 +400,8 @@ _PATH_CHARACTERS = "?#% &;:$*'\"()[]{}=+~!@,^`\\éü漢-_.0123456789abcXYZ"
 PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special characters",
               ":memory:", "empty", "a folder", "missing parent", "an empty file", "a file that is not a store",
               "a store with the ledger table only", "a store with the checkpoint table only",
-              "a store with no checkpoint row", "a database with another checkpoint table"]
+              "a store with no checkpoint row", "a database with another checkpoint table",
+              "a checkpoint table with another program's column"]
 
 
 def _file(path, content=b""):
@@ -423,6 +424,13 @@ HALF_MADE = {"a store with the ledger table only": [1], "a store with the checkp
 # implementation.
 OTHER_CHECKPOINTS = ["CREATE TABLE checkpoint(id INTEGER PRIMARY KEY, last INTEGER NOT NULL)",
                      "CREATE TABLE checkpoint(name TEXT, value TEXT)", "CREATE TABLE checkpoint(x)"]
+
+
+# SPEC.md's checkpoint table with columns another program added (a timestamp between SPEC's, a
+# note at the end): the table exists, so open_store keeps it, and SPEC's row fits it; only a read
+# by position, or a SELECT * unpacked into three values, meets them.
+WIDER_CHECKPOINT = ("CREATE TABLE checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), updated TEXT DEFAULT CURRENT_TIMESTAMP, "
+                    "last INTEGER NOT NULL, total INTEGER NOT NULL, note TEXT)")
 
 
 def _database(path, *statements):
@@ -465,5 +473,7 @@ def paths(draw, form=None):
         "a file that is not a store": lambda folder: _file(os.path.join(folder, name), b"not a database\n" * 200),
         **{half: (lambda folder, half=half: _half_made(os.path.join(folder, name), half)) for half in HALF_MADE},
         "a database with another checkpoint table": lambda folder: _database(os.path.join(folder, name), table),
+        "a checkpoint table with another program's column":
+            lambda folder: _database(os.path.join(folder, name), WIDER_CHECKPOINT),
     }[form]
     return form, make
