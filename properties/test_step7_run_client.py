@@ -136,7 +136,8 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
     lines = [model.frame(*event) for event in LOG]
     with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store._FAST_TMP) as folder, contextlib.chdir(folder):
         path = make(folder)
-        expected = model.Store()
+        kept = store.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
+        expected = model.Store(ledger=kept)  # the rows open_store found are kept
         predicted = await expected.run_client(TIMEOUT, lines, path=path)
         what = f"run_client(host, port, {path!r}, timeout), where the path is {form}, with a server that sends " \
                + ", ".join(line.decode().strip() for line in lines) + ", then EOF"

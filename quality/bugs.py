@@ -127,6 +127,11 @@ def parse_line(line):'''),
         _fragment[0] = line
         raise ValueError(f"frame has no final LF (cut off?): {line!r}")''')),
     # ------------------------------------------------- step 2: open_store, state
+    _bug("checkpoint-rebuilt-from-ledger", 2,
+         "makes a missing checkpoint row from the ledger (its top seq and its sum), not (1, -1, 0)",
+         (r'''    "INSERT OR IGNORE INTO checkpoint(id, last, total) VALUES (1, -1, 0)",''',
+          r'''    "INSERT OR IGNORE INTO checkpoint(id, last, total) "
+    "SELECT 1, COALESCE(MAX(seq), -1), COALESCE(SUM(delta), 0) FROM ledger",''')),
     _bug("checkpoint-by-position", 2,
          "reads the checkpoint row with SELECT * and takes last and total by position: another program's column moves them",
          (r'''    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()''',

@@ -109,6 +109,7 @@ EXPOSES = {
         "a store with no checkpoint row": "row-only-with-new-table",
         "a database with another checkpoint table": "other-checkpoint-replaced",
         "a checkpoint table with another program's column": "checkpoint-by-position",
+        "a ledger with rows and no checkpoint row": "checkpoint-rebuilt-from-ledger",
     },
     # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, domains.ints
     "seq, delta, last, limit": {

@@ -364,6 +364,7 @@ BREAKS = {
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
     "checkpoint-by-position": ("S2.state",),
+    "checkpoint-rebuilt-from-ledger": ("S2.init-once",),
     "drain-shares-read-deadline": ("S6.drain-bounded",),
     "connect-deadline-before-store": ("S7.connect-bounded",),
     "awaitable-by-dunder": ("D8.awaitable",),

@@ -401,7 +401,7 @@ PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special cha
               ":memory:", "empty", "a folder", "missing parent", "an empty file", "a file that is not a store",
               "a store with the ledger table only", "a store with the checkpoint table only",
               "a store with no checkpoint row", "a database with another checkpoint table",
-              "a checkpoint table with another program's column"]
+              "a checkpoint table with another program's column", "a ledger with rows and no checkpoint row"]
 
 
 def _file(path, content=b""):
@@ -416,6 +416,9 @@ def _file(path, content=b""):
 # Each is a form of its own: a run of one form meets it in every example.
 HALF_MADE = {"a store with the ledger table only": [1], "a store with the checkpoint table only": [0],
              "a store with no checkpoint row": [0, 1]}
+# And a store whose checkpoint row another program deleted, its ledger kept (rows far above seq 0,
+# where no event a test applies next reaches): SPEC's row is inserted, the rows kept.
+KEPT_ROWS = "INSERT INTO ledger(seq, delta) VALUES (1000, 5), (1001, -3)"
 
 
 # Another program's table named ``checkpoint``, with which SPEC's row cannot be
@@ -475,5 +478,7 @@ def paths(draw, form=None):
         "a database with another checkpoint table": lambda folder: _database(os.path.join(folder, name), table),
         "a checkpoint table with another program's column":
             lambda folder: _database(os.path.join(folder, name), WIDER_CHECKPOINT),
+        "a ledger with rows and no checkpoint row":
+            lambda folder: _database(_half_made(os.path.join(folder, name), "a store with no checkpoint row"), KEPT_ROWS),
     }[form]
     return form, make

@@ -111,6 +111,16 @@ def read(path):
     return Snapshot(state, ledger)
 
 
+def ledger_rows(path):
+    """The rows of the ledger table in the database file at ``path``: ``{}`` if there is no such file or table."""
+    if not os.path.isfile(path) or not os.path.getsize(path):
+        return {}
+    with contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True)) as con:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'ledger'").fetchone():
+            return {}
+        return dict(con.execute("SELECT seq, delta FROM ledger"))
+
+
 def files(path):
     """The store at ``path`` and the files beside it whose names start with its name, sorted.
 
