@@ -1642,6 +1642,12 @@ import operator
                     except Exception:
                         pass''')),
     # host
+    _bug("host-brackets-stripped", 7,
+         "unwraps a host written as in a URL ('[::1]' becomes '::1') instead of handing it on as given",
+         (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''            if host.startswith("[") and host.endswith("]"):
+                host = host[1:-1]  # an IPv6 address as a URL writes it
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
     _bug("host-must-be-ip", 7,
          "refuses a host that is not an IP address (a name such as localhost)",
          (r'''    _check_timeout(timeout)

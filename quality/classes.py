@@ -216,6 +216,7 @@ EXPOSES = {
     "host": {
         "IPv6 address": "ipv4-only",
         "name": "host-must-be-ip",
+        "IPv6 address in brackets": "host-brackets-stripped",
     },
     "port": {
         "int": "port-parsed-from-str",

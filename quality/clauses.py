@@ -364,6 +364,7 @@ BREAKS = {
     "reset-is-eof": ("S6.propagate",),
     "drain-reset-ends-session": ("S6.propagate",),
     "checkpoint-by-position": ("S2.state",),
+    "host-brackets-stripped": ("D16",),
     "checkpoint-rebuilt-from-ledger": ("S2.init-once",),
     "drain-shares-read-deadline": ("S6.drain-bounded",),
     "connect-deadline-before-store": ("S7.connect-bounded",),

@@ -189,9 +189,11 @@ def timeouts(kind=None):
 # ---------------------------------------------------------------- host and port
 
 # Decision 16: host and port go to asyncio.open_connection as given.
-# ``{form: (host, the address the test's peer listens on)}``.
+# ``{form: (host, the address the test's peer listens on)}``. An IPv6 address in brackets, as a
+# URL writes it, is no host to getaddrinfo: the connection fails (its probe says how), and so must
+# run_client's, which hands it on as given rather than unwrapping it.
 HOST_FORMS = {"IPv4 address": ("127.0.0.1", "127.0.0.1"), "IPv6 address": ("::1", "::1"),
-              "name": ("localhost", "127.0.0.1")}
+              "name": ("localhost", "127.0.0.1"), "IPv6 address in brackets": ("[::1]", "::1")}
 # Each form made from a listening port. Handed on as given (decision 16), a
 # port past 65535 or below 0 makes the connection fail (OverflowError), port 0
 # is refused, and an int subclass reaches getaddrinfo, which takes only an
