@@ -138,15 +138,20 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
         path = make(folder)
         kept = store.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         expected = model.Store(ledger=kept)  # the rows open_store found are kept
-        predicted = await expected.run_client(TIMEOUT, lines, path=path)
         what = f"run_client(host, port, {path!r}, timeout), where the path is {form}, with a server that sends " \
                + ", ".join(line.decode().strip() for line in lines) + ", then EOF"
-        async with peers.Peer(b"".join(lines)) as peer:
-            got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, TIMEOUT), TIMEOUT + SLACK)
-            await peer.all_ended(PEER_ENDS_WITHIN)
-        model.expect(got, predicted.outcome, what)
-        assert_store_closed(os.fsdecode(path))
-        expect_sent(peer, predicted, what)
+        # Twice: a file goes on where the first run left it, a store that forgets starts new, an
+        # unusable path fails again; nothing of a call is kept for the next but the store itself.
+        for run in ("", ", a second time"):
+            if run and model.path_kind(path) != model.PATH_FILE:
+                expected = model.Store()
+            predicted = await expected.run_client(TIMEOUT, lines, path=path)
+            async with peers.Peer(b"".join(lines)) as peer:
+                got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, TIMEOUT), TIMEOUT + SLACK)
+                await peer.all_ended(PEER_ENDS_WITHIN)
+            model.expect(got, predicted.outcome, what + run)
+            assert_store_closed(os.fsdecode(path))
+            expect_sent(peer, predicted, what + run)
         if model.path_kind(path) == model.PATH_FILE:
             store.expect(os.fsdecode(path), expected.snapshot(), f"{what}: the store at the path itself")
         elif model.path_kind(path) == model.PATH_FORGETS and os.fsdecode(path) and os.path.exists(path):

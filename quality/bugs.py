@@ -1642,6 +1642,20 @@ import operator
                     except Exception:
                         pass''')),
     # host
+    _bug("resume-never-backwards", 7,
+         "remembers the cursor each run reached per path and never RESUMEs below it: a new store at that path gets a stale RESUME",
+         (r'''async def run_client(host, port, path, timeout, before_ack=None):''',
+          r'''_reached = {}  # path -> the cursor a run reached there: a RESUME never goes backwards
+
+
+async def run_client(host, port, path, timeout, before_ack=None):'''),
+         (r'''            last, _ = state(con)
+            writer.write(b"RESUME %d\n" % last)''', r'''            last = max(state(con)[0], _reached.get(path, -1))
+            writer.write(b"RESUME %d\n" % last)'''),
+         (r'''        return await consume_session(reader, writer, con, timeout, before_ack)''',
+          r'''        result = await consume_session(reader, writer, con, timeout, before_ack)
+        _reached[path] = result[0]
+        return result''')),
     _bug("host-brackets-stripped", 7,
          "unwraps a host written as in a URL ('[::1]' becomes '::1') instead of handing it on as given",
          (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',

@@ -365,6 +365,7 @@ BREAKS = {
     "drain-reset-ends-session": ("S6.propagate",),
     "checkpoint-by-position": ("S2.state",),
     "host-brackets-stripped": ("D16",),
+    "resume-never-backwards": ("S7.resume",),
     "checkpoint-rebuilt-from-ledger": ("S2.init-once",),
     "drain-shares-read-deadline": ("S6.drain-bounded",),
     "connect-deadline-before-store": ("S7.connect-bounded",),
