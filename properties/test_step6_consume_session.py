@@ -465,9 +465,9 @@ async def session_as_predicted(impl, scenario, notes=True):
     predicted = await store_after.session(list(scenario.lines), ending, timeout, model_hook, drain, scenario.drain_at)
     closing_error, _ = predicted.closing(wait)
     expected = by_kind(predicted.after_closing(closing_error))
-    for line in scenario.exchange() if notes else ():
-        note(line)
     if notes:
+        for line in scenario.exchange():
+            note(line)
         note(f"  expected of the client: {acks_text(predicted.acks)}, then it {expected}")
     with store.temp_store_path() as path:
         con = impl.open_store(path)
