@@ -4,7 +4,7 @@
     python -m jobs.depth_sizes --profiles dev --runs 3
 
 For each profile it runs the depth tests (``DEPTH_TESTS``: long runs, stores
-other writers made, many lives, two receivers) in a subprocess with
+other writers made, two receivers) in a subprocess with
 ``--hypothesis-show-statistics`` and a fresh example database, ``--runs``
 times with random seeds, and reports per test: its seconds (pytest's
 ``--durations``), and the share of examples that reached each size class
@@ -24,7 +24,6 @@ from resume.testing import runner
 DEPTH_TESTS = [
     "properties/test_depth_long_runs.py",
     "properties/test_depth_foreign_stores.py",
-    "properties/test_depth_many_lives.py",
     "stateful/test_two_receivers.py",
 ]
 _TEST = re.compile(r"^(\S+::\S+):$")

@@ -1,22 +1,18 @@
-"""Depth: hundreds of events on one store, and sessions of hundreds of lines, up to the error.
+"""Depth: sessions of hundreds of lines, up to the error.
 
 The plans of ``resume.testing.runs`` stand for long runs in a few steps (a
 run of 200-700 new events, a resend or a conflicting resend far behind the
 cursor, a gap, a malformed frame), so a window, cache, pruning rule or cap
-that starts at the N-th event is reached, and a failure still shrinks to
-the first failing N. Claims, checked against the model (``model.Store``):
-
-* ``apply_event`` / ``consume_line``, line after line on ONE store: each
-  result (True / False / ACK, Gap, Conflict, ValueError) is the model's, no
-  transaction is left open, ``state`` follows the model after every line,
-  and a connection of the test's own reads the model's checkpoint and ledger
-  at the end;
-* the instant of an error (``consume_session`` and ``run_client``, with or
-  without a ``before_ack`` that raises at some line): the session ends on
-  the FIRST refused line with that line's error (the very object, for the
-  hook's), the lines after it are not acted on: the store holds the model
-  up to that line (the hook's line included: it was committed), and the
-  peer read the ACKs of exactly the lines before it, nothing more.
+that starts at the N-th line is reached, and a failure still shrinks to
+the first failing N. (Runs through ``apply_event`` and ``consume_line`` on
+one store: ``test_depth_foreign_stores.py``.) The claim, checked against
+the model (``model.Store``): at the instant of an error (``consume_session``
+and ``run_client``, with or without a ``before_ack`` that raises at some
+line) the session ends on the FIRST refused line with that line's error (the
+very object, for the hook's), the lines after it are not acted on: the store
+holds the model up to that line (the hook's line included: it was
+committed), and the peer read the ACKs of exactly the lines before it,
+nothing more.
 """
 
 import asyncio
@@ -34,22 +30,6 @@ TIMEOUT = 5.0  # nothing here should ever wait this long
 
 class HookFailure(Exception):
     """Raised by the test's before_ack at one chosen line; must come out as this very object."""
-
-
-@given(plan=runs.plans(), via=st.sampled_from(["apply_event", "consume_line"]))
-def test_long_runs_on_one_store_follow_the_model(impl, plan, via):
-    lines = runs.lines(plan)
-    if via == "apply_event":
-        lines = [line for line in lines if line.seq is not None]
-    expected = model.Store()
-    runs.record_sizes(len({line.seq for line in lines}), far_back=max((line.back for line in lines), default=0))
-    with store.temp_store_path() as path, store.opened(impl, path) as con:
-        for index, line in enumerate(lines):
-            got, predicted = runs.give(impl, con, expected, line, via)
-            model.expect(got, predicted, f"line {index} {line.frame!r} through {via}")
-            store.expect_at_rest(impl, con, expected, f"line {index} {line.frame!r} through {via}")
-        note(f"{len(lines)} lines, cursor {expected.last}, total {expected.total}")
-        assert store.read(path) == expected.snapshot()
 
 
 @pytest.mark.asyncio

@@ -34,15 +34,6 @@ from resume.testing import strategies as sts
 from resume.testing.store import opened, prefill, read, temp_store_path
 
 
-def test_a_fresh_store_is_at_minus_one_with_total_zero(impl, tmp_path):
-    path = str(tmp_path / "store.db")
-    with opened(impl, path) as con:
-        store.expect_at_rest(impl, con, model.Store(), "open_store(path) on a new path")
-    store.expect(path, model.Store().snapshot(), "a new store, read by another connection")
-    with contextlib.closing(busy.connect(path)) as own:
-        assert own.execute("SELECT id, last, total FROM checkpoint").fetchall() == [(1, -1, 0)]
-
-
 @given(window=sts.windows(max_size=8), extra_total=st.integers(-(10**6), 10**6), reopens=st.integers(1, 4))
 def test_reopening_keeps_the_cursor_the_total_and_the_ledger(impl, window, extra_total, reopens):
     # The saved state is written by the test's own connection, anywhere in the

@@ -440,35 +440,6 @@ async def cancel_a_run(impl, path, iterations):
     return accepted, got, publisher.acks, ended
 
 
-@pytest.mark.asyncio
-@each_example_clean
-async def test_run_client_cancelled_in_before_ack_closes_the_store_and_the_socket(impl):
-    reached = asyncio.Event()
-
-    def before_ack(seq):
-        reached.set()
-        return asyncio.get_running_loop().create_future()  # never completes
-
-    def cancelled_in_it(seq):
-        raise asyncio.CancelledError  # as the model sees the cancellation land in the awaitable
-
-    expected = model.Store()
-    predicted = await expected.session([model.frame(*e) for e in LOG], None, TIMEOUT, cancelled_in_it)
-    what = "run_client(host, port, path, timeout, before_ack), cancelled in before_ack's awaitable"
-    with store.temp_store_path() as path:
-        async with Publisher(LOG) as publisher:
-            task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, TIMEOUT, before_ack))
-            await until(reached.is_set, task, TIMEOUT)
-            task.cancel()
-            got = await outcome_of(impl, task, TIMEOUT + SLACK)
-            assert_store_closed(path)
-            ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
-        model.expect(got, predicted.outcome, what)
-        assert ended, "the publisher never saw the connection end"
-        assert [model.ack(seq) for seq in publisher.acks] == predicted.acks, f"{what}: the ACKs"
-        assert store.read(path) == expected.snapshot(), f"{what}: the store"
-
-
 # ------------------------------------------------- any form of host and port
 
 # Decision 16: host and port go to asyncio.open_connection as given (domains.HOST_FORMS, PORT_FORMS).

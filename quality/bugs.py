@@ -1108,6 +1108,10 @@ def replay(events, last, limit):""")),
     con = open_store(path)
     try:
 ''')),
+    _bug("reader-limit-default", 7,
+         "opens the connection with asyncio's default reader limit (64 KiB): a line past 64 bytes whose LF never comes waits for the timeout",
+         (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''            reader, writer = await asyncio.open_connection(host, port)''')),
     _bug("resume-drain-unbounded", 7,
          "the RESUME line's drain is not bounded by the timeout",
          (r'''            writer.write(b"RESUME %d\n" % last)
@@ -1547,6 +1551,14 @@ import operator
         except ValueError:
             return False
     if not _is_int(timeout) and not isinstance(timeout, float):''')),
+    _bug("timeout-under-clock-resolution-refused", 6,
+         "refuses a timeout under a microsecond (below the event loop clock's resolution, its author thought): the smallest positive float is valid",
+         (r'''    return 0 < seconds < math.inf  # False for NaN too''',
+          r'''    return 1e-6 <= seconds < math.inf  # False for NaN too''')),
+    _bug("timeout-over-a-day-refused", 6,
+         "refuses a timeout over a day as a unit slip (milliseconds for seconds): every finite float is valid",
+         (r'''    return 0 < seconds < math.inf  # False for NaN too''',
+          r'''    return 0 < seconds <= 86400  # False for NaN too''')),
     _bug("nan-timeout-accepted", 6,
          "refuses a timeout with `timeout <= 0 or timeout == math.inf`: NaN passes",
          (r'''    return 0 < seconds < math.inf  # False for NaN too''',

@@ -129,10 +129,7 @@ def give(impl, con, expected, line, via):
     return model.outcome_of(impl, impl.consume_line, con, line.frame), expected.consume_line(line.frame)
 
 
-def record_sizes(events_on_store, lines_in_session=None, far_back=None):
-    """``event()`` the size class reached, for the statistics."""
+def record_sizes(events_on_store, lines_in_session):
+    """``event()`` the size classes reached, for the statistics."""
     event(f"events on one store: {'>= 200' if events_on_store >= 200 else '< 200'}")
-    if lines_in_session is not None:
-        event(f"lines in one session: {'>= 200' if lines_in_session >= 200 else '< 200'}")
-    if far_back is not None:
-        event(f"resend far behind the cursor (>= 128): {far_back >= model.LOG_MAX}")
+    event(f"lines in one session: {'>= 200' if lines_in_session >= 200 else '< 200'}")
