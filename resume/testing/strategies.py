@@ -105,47 +105,47 @@ def _split_sign(number):
     return (b"-", number[1:]) if number.startswith(b"-") else (b"", number)
 
 
-def _number_index():
-    return st.sampled_from([_SEQ, _DELTA])
+def _number_edit(edit):
+    """A strategy-maker from ``edit(draw, sign, digits, index)``: a valid frame with ONE of its
+    numbers (seq or delta, drawn after the event) rewritten by it."""
+
+    @functools.wraps(edit)
+    def strategy():
+        @st.composite
+        def edited(draw):
+            fields = draw(_fields())
+            i = draw(st.sampled_from([_SEQ, _DELTA]))
+            fields[i] = edit(draw, *_split_sign(fields[i]), i)
+            return _join(fields)
+
+        return edited()
+
+    return strategy
 
 
-@st.composite
-def leading_zero_frames(draw):
+@_number_edit
+def leading_zero_frames(draw, sign, digits, i):
     """A leading zero on seq or delta (``00``, ``05``, ``-05``)."""
-    fields = draw(_fields())
-    i = draw(_number_index())
-    sign, digits = _split_sign(fields[i])
-    fields[i] = sign + b"0" * draw(st.integers(1, 3)) + digits
-    return _join(fields)
+    return sign + b"0" * draw(st.integers(1, 3)) + digits
 
 
-@st.composite
-def plus_sign_frames(draw):
+@_number_edit
+def plus_sign_frames(draw, sign, digits, i):
     """A ``+`` sign on seq or delta (``+5``, and ``+-5`` for a negative delta)."""
-    fields = draw(_fields())
-    i = draw(_number_index())
-    sign, digits = _split_sign(fields[i])
-    fields[i] = draw(st.sampled_from([b"+" + digits, b"+" + sign + digits]))
-    return _join(fields)
+    return draw(st.sampled_from([b"+" + digits, b"+" + sign + digits]))
 
 
-@st.composite
-def doubled_sign_frames(draw):
+@_number_edit
+def doubled_sign_frames(draw, sign, digits, i):
     """Two signs before seq or delta (``--5``, ``-+5``, ``++5``), or a sign after it (``5-``)."""
-    fields = draw(_fields())
-    i = draw(_number_index())
-    _, digits = _split_sign(fields[i])
     signs = draw(st.sampled_from([b"--", b"-+", b"++", b"---"]))
-    fields[i] = digits + b"-" if draw(st.integers(0, 3)) == 0 else signs + digits
-    return _join(fields)
+    return digits + b"-" if draw(st.integers(0, 3)) == 0 else signs + digits
 
 
-@st.composite
-def minus_zero_frames(draw):
+@_number_edit
+def minus_zero_frames(draw, sign, digits, i):
     """``-0`` in place of seq or delta (``-00`` is a leading zero too: ``leading_zero_frames``)."""
-    fields = draw(_fields())
-    fields[draw(_number_index())] = b"-0"
-    return _join(fields)
+    return b"-0"
 
 
 @st.composite
@@ -222,19 +222,36 @@ def _foreign(digits, sample):
     return "".join(chr(zero + d - ord("0")) for d in digits).encode("utf-8")
 
 
-@st.composite
-def non_ascii_frames(draw):
+def _byte_edit(byte):
+    """A valid frame with one byte (``byte``, a strategy) put at any position: in place of the byte there, or inserted."""
+
+    @st.composite
+    def edited(draw):
+        good = draw(valid_frames())
+        pos = draw(st.integers(0, len(good)))
+        new = draw(byte)
+        if draw(st.booleans()) and pos < len(good):
+            return good[:pos] + new + good[pos + 1 :]  # replaced
+        return good[:pos] + new + good[pos:]  # inserted
+
+    return edited()
+
+
+def non_ascii_frames():
     """Non-ASCII: a byte 0x80-0xFF replaced or inserted anywhere in a valid frame."""
-    good = draw(valid_frames())
-    pos = draw(st.integers(0, len(good)))
-    byte = bytes([draw(st.integers(0x80, 0xFF))])
-    if draw(st.booleans()) and pos < len(good):
-        return good[:pos] + byte + good[pos + 1 :]  # replaced
-    return good[:pos] + byte + good[pos:]  # inserted
+    return _byte_edit(st.integers(0x80, 0xFF).map(lambda byte: bytes([byte])))
 
 
-@st.composite
-def foreign_digit_frames(draw):
+def nul_frames():
+    """A NUL byte inserted at, or replacing the byte at, any position."""
+    return _byte_edit(st.just(b"\x00"))
+
+
+_FOREIGN_KINDS = st.sampled_from(["foreign number", "foreign digit in place", "foreign digit beside"])
+
+
+@_number_edit
+def foreign_digit_frames(draw, sign, digits, i):
     """Non-ASCII decimal digits (UTF-8) in a number, where ASCII ones would be valid.
 
     The digits replace a whole number (``EVENT \\u0661 0``), one digit of it
@@ -243,35 +260,28 @@ def foreign_digit_frames(draw):
     them. Every example is such a digit, so that kind of bug is caught in
     every run, not one in three.
     """
-    kind = draw(st.sampled_from(["foreign number", "foreign digit in place", "foreign digit beside"]))
-    fields = draw(_fields())
-    i = draw(_number_index())
-    sample = draw(FOREIGN_DIGITS)
-    sign, digits = _split_sign(fields[i])
+    kind, sample = draw(_FOREIGN_KINDS), draw(FOREIGN_DIGITS)
     if kind == "foreign number":
-        fields[i] = sign + _foreign(digits, sample)
-    elif kind == "foreign digit in place":
+        return sign + _foreign(digits, sample)
+    if kind == "foreign digit in place":
         pos = draw(st.integers(0, len(digits) - 1))
-        fields[i] = sign + digits[:pos] + _foreign(digits[pos : pos + 1], sample) + digits[pos + 1 :]
-    else:
-        pos = draw(st.integers(0, len(digits)))
-        extra = _foreign(bytes([draw(st.sampled_from(b"0123456789"))]), sample)
-        fields[i] = sign + digits[:pos] + extra + digits[pos:]
-    return _join(fields)
+        return sign + digits[:pos] + _foreign(digits[pos : pos + 1], sample) + digits[pos + 1 :]
+    pos = draw(st.integers(0, len(digits)))
+    return sign + digits[:pos] + _foreign(bytes([draw(st.sampled_from(b"0123456789"))]), sample) + digits[pos:]
 
 
-@st.composite
-def out_of_range_frames(draw):
+_HUGE = 10**40  # 41 digits: the frame stays under 64 bytes, so only the range check can reject it
+_OUT_OF_RANGE = {
+    _SEQ: st.one_of(st.just(SEQ_MAX + 1), st.integers(SEQ_MAX + 1, _HUGE), st.just(-1), st.integers(-_HUGE, -1)),
+    _DELTA: st.one_of(st.just(DELTA_MAX + 1), st.just(DELTA_MIN - 1), st.integers(DELTA_MAX + 1, _HUGE),
+                      st.integers(-_HUGE, DELTA_MIN - 1)),
+}
+
+
+@_number_edit
+def out_of_range_frames(draw, sign, digits, i):
     """A number one past a bound, or huge (kept short enough that the frame stays within 64 bytes)."""
-    fields = draw(_fields())
-    huge = 10**40  # 41 digits: the frame stays under 64 bytes, so only the range check can reject it
-    seq_bad = st.one_of(st.just(SEQ_MAX + 1), st.integers(SEQ_MAX + 1, huge), st.just(-1), st.integers(-huge, -1))
-    delta_bad = st.one_of(
-        st.just(DELTA_MAX + 1), st.just(DELTA_MIN - 1), st.integers(DELTA_MAX + 1, huge), st.integers(-huge, DELTA_MIN - 1)
-    )
-    i = draw(_number_index())
-    fields[i] = b"%d" % draw(seq_bad if i == _SEQ else delta_bad)
-    return _join(fields)
+    return b"%d" % draw(_OUT_OF_RANGE[i])
 
 
 _OTHER_KEYWORDS = [b"EVENTS", b"EVEN", b"EVENT:", b"ACK", b"RESUME", b"", b"E", b"EV ENT", b"EVNT", b"\x00EVENT"]
@@ -307,30 +317,21 @@ def whitespace_frames(draw):
     return head + blank + tail + b"\n"
 
 
-@st.composite
-def underscore_frames(draw):
+@_number_edit
+def underscore_frames(draw, sign, digits, i):
     """``_`` inside a number, as int() allows (``1_0``, ``0_0``)."""
-    fields = draw(_fields())
-    i = draw(_number_index())
-    sign, digits = _split_sign(fields[i])
-    if len(digits) >= 2:
-        pos = draw(st.integers(1, len(digits) - 1))
-        fields[i] = sign + digits[:pos] + b"_" + digits[pos:]
-    else:
-        fields[i] = sign + digits + b"_0"
-    return _join(fields)
+    if len(digits) < 2:
+        return sign + digits + b"_0"
+    pos = draw(st.integers(1, len(digits) - 1))
+    return sign + digits[:pos] + b"_" + digits[pos:]
 
 
-@st.composite
-def hex_frames(draw):
+@_number_edit
+def hex_frames(draw, sign, digits, i):
     """A number in hex, octal or binary notation (``0x10``) as int(x, 0) allows."""
-    fields = draw(_fields())
-    i = draw(_number_index())
-    sign, digits = _split_sign(fields[i])
     notation = draw(st.sampled_from([b"0x%x", b"0X%X", b"0o%o", b"0b%d"]))
     value = int(digits)
-    fields[i] = sign + (notation % value if notation != b"0b%d" else b"0b" + bin(value)[2:].encode())
-    return _join(fields)
+    return sign + (notation % value if notation != b"0b%d" else b"0b" + bin(value)[2:].encode())
 
 
 @st.composite
@@ -370,16 +371,6 @@ def over_length_frames(draw):
         return b"EVENT %d %d%s\n" % (seq, delta, b" " * pad)
     sign = b"-" if delta < 0 else b""
     return b"EVENT %d %s%s%d\n" % (seq, sign, b"0" * pad, abs(delta))
-
-
-@st.composite
-def nul_frames(draw):
-    """A NUL byte inserted at, or replacing the byte at, any position."""
-    good = draw(valid_frames())
-    pos = draw(st.integers(0, len(good)))
-    if draw(st.booleans()) and pos < len(good):
-        return good[:pos] + b"\x00" + good[pos + 1 :]
-    return good[:pos] + b"\x00" + good[pos:]
 
 
 def protocol_words():
