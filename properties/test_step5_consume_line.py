@@ -5,7 +5,8 @@ anywhere in the seq range (rows possibly missing below it), with ``line``
 drawn from its whole domain (``strategies.lines()``) or made a frame
 against the model's cursor (the next event, a duplicate, a conflict, a gap)
 and ``fault`` from its whole domain (``domains.hooks()``; one run per class
-of fault, and one that draws lines from their whole domain), each call's
+of fault, one that draws lines from their whole domain, and one run per
+class of line, at a smaller budget), each call's
 outcome is the model's (``model.Store.consume_line``: ``b"ACK <seq>\\n"`` for
 a new event and for a duplicate, step 1's or step 3's error otherwise, a
 fault's own exception as that very object); ``fault`` is passed through to
@@ -44,20 +45,31 @@ FOCUS = ["line"] + [f"fault: {kind}" for kind in FAULT_KINDS]
 LINES, HOOKS = sts.lines(), domains.hooks()
 _FORWARD = INTENTIONS + ["next"] * 2  # mostly forward, so that the ledger grows and faults get called
 _ANY_LINE, _FORWARD_ONLY = st.sampled_from(_FORWARD + ["any line"] * len(_FORWARD)), st.sampled_from(_FORWARD)
+_MOSTLY_THE_CLASS = st.sampled_from(_FORWARD + ["any line"] * 3 * len(_FORWARD))  # a run of one class of line
+_THE_CLASS = st.just("any line")
 
 
 @st.composite
-def calls(draw, focus):
-    kind = draw(_ANY_LINE if focus == "line" else _FORWARD_ONLY)
-    line = draw(LINES) if kind == "any line" else None
-    if focus == "line":
-        fault = draw(HOOKS if draw(st.booleans()) else st.none())
-    else:
+def calls(draw, focus, last=False):
+    kinds = _THE_CLASS if last else _MOSTLY_THE_CLASS
+    kind = draw({"fault": _FORWARD_ONLY, "line": _ANY_LINE}.get(focus.split(":")[0], kinds))
+    line = draw(sts.lines(focus.removeprefix("line: ")) if focus.startswith("line: ") else LINES) \
+        if kind == "any line" else None
+    if focus.startswith("fault: "):
         fault = draw(domains.hooks(kind=focus.removeprefix("fault: ")))
+    else:
+        fault = draw(HOOKS if draw(st.booleans()) else st.none())
     return kind, draw(st.integers(0, 3)), draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)), line, fault
 
 
+# And one run per class of line (``strategies.LINE_KINDS``), in a test of its own with a smaller
+# budget: consume_line must hand the line to step 1 as it came, whatever its class (a receiver
+# that strips it, splits it at its LFs or decodes it first shows only with that class).
+LINE_FOCUS = [f"line: {kind}" for kind in sorted(sts.LINE_KINDS)]
+# (Its plans end in a line of the class: every example has one.)
 PLANS = {focus: st.lists(calls(focus), min_size=1, max_size=12) for focus in FOCUS}
+PLANS.update({focus: st.tuples(st.lists(calls(focus), max_size=11), calls(focus, last=True)).map(
+    lambda drawn: [*drawn[0], drawn[1]]) for focus in LINE_FOCUS})
 
 
 def concrete(store, call):
@@ -78,7 +90,18 @@ def concrete(store, call):
 @searching(max(5, settings.default.max_examples // 2))  # a few ms an example; 10 runs
 @given(start=domains.stores(), data=st.data())
 def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
-    plan = data.draw(PLANS[focus], label="plan")
+    calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))
+
+
+@pytest.mark.parametrize("focus", LINE_FOCUS)
+@settings(max_examples=max(4, settings.default.max_examples // 6))  # 42 runs
+@given(start=domains.stores(), data=st.data())
+def test_consume_line_takes_every_class_of_line_as_the_model_does(impl, focus, start, data):
+    calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))
+
+
+def calls_as_predicted(impl, start, plan):
+    """Make the calls of ``plan`` on a store at ``start``; each outcome, the fault's calls and the store are the model's."""
     expected = start.copy()
     with temp_store_path() as path, opened(impl, path) as con:
         if start.last != model.LAST_MIN:

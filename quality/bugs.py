@@ -468,6 +468,17 @@ def replay(events, last, limit):'''),
     _bug("ack-without-lf", 5,
          "the ACK line lacks its final LF",
          (r'''    return b"ACK %d\n" % seq''', r'''    return b"ACK %d" % seq''')),
+    _bug("consume-line-takes-a-batch", 5,
+         "takes a line that holds several frames (a publisher that batches) for several events: each applied, the ACKs joined",
+         (r'''    seq, delta = parse_line(line)
+    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq
+''', r'''    if isinstance(line, bytes) and line.count(b"\n") > 1:  # a batch: one frame per line
+        return b"".join(consume_line(con, frame + b"\n", fault) for frame in line.split(b"\n")[:-1])
+    seq, delta = parse_line(line)
+    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq
+''')),
     _bug("consume-line-valueerror-rewrapped", 5,
          "wraps every ValueError in one of its own that names the frame: a fault's ValueError is no longer that object",
          (r'''    seq, delta = parse_line(line)

@@ -378,6 +378,7 @@ BREAKS = {
     "fragment-joined": ("S1.final-lf",),
     "session-valueerror-rewrapped": ("S6.propagate",),
     "consume-line-valueerror-rewrapped": ("S5.errors",),
+    "consume-line-takes-a-batch": ("S5.errors",),
     "valueerror-not-rolled-back": ("S3.rollback",),
     "fallback-bound-by-sign": ("S6.fallback",),
     "closing-reset-raised": ("S6.abort",),
