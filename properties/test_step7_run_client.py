@@ -15,7 +15,8 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
   descriptor of this process left on it);
 * a connection attempt that hangs (the peer's accept queue is full) is cut
   at the timeout with TimeoutError, store closed;
-* a peer that resets at once gives a ConnectionError, store closed;
+* a peer that resets (at once, or after its lines are ACKed) gives a
+  ConnectionError, store closed, what was committed kept, one connection;
 * a RESUME drain that fails (raises, hangs, is cancelled: a FAKE drain, the
   one path no real socket reaches) propagates and the socket is reclaimed;
 * the RESUME line carries the stored cursor, whatever it is; the resent
@@ -79,11 +80,13 @@ def expect_run(got, predicted, what, path, after=None):
 
 
 def expect_sent(peer, predicted, what):
-    """What the server read: the model's RESUME line and ACKs, or no connection where the model makes none."""
-    sent = peer.connections[0].received if peer.connections else None
-    expected = predicted.resume + b"".join(predicted.acks) if predicted.resume else None
+    """What the server read: the model's RESUME line and ACKs on one connection (decision 16: one
+    attempt), or no connection where the model makes none."""
+    sent = [connection.received for connection in peer.connections]
+    expected = [predicted.resume + b"".join(predicted.acks)] if predicted.resume else []
     if sent != expected:
-        model.differs(f"{what}: what the server read", expected or "no connection", sent or "no connection")
+        model.differs(f"{what}: what the server read, on each connection", expected or "no connection",
+                      sent or "no connection")
 
 
 # One run per class of each parameter, the other drawn from its whole domain.
@@ -226,13 +229,24 @@ async def test_the_connection_has_its_whole_timeout_after_open_store_waited_for_
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("lines", [[], [model.frame(0, 5), model.frame(1, -3)]], ids=["at once", "after its lines"])
 @each_example_clean
-async def test_a_peer_that_resets_at_once_gives_a_ConnectionError_and_closes_the_store(impl):
+async def test_a_peer_that_resets_gives_a_ConnectionError_and_closes_the_store(impl, lines):
+    """A reset at once, or once the client has ACKed the peer's lines (it is reading for more):
+    the ConnectionError propagates, what was committed stays, and there is no second connection."""
+    expected = model.Store()
+    predicted = await expected.run_client(TIMEOUT, lines, "ConnectionError")
+    what = "run_client(host, port, path, timeout) with a server that " + (
+        f"sends {len(lines)} events and resets the connection once they are ACKed" if lines else
+        "resets the connection at once")
     with store.temp_store_path() as path:
-        async with peers.Peer(reset=True) as peer:
+        async with peers.Peer(b"".join(lines), reset=True) as peer:
             got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, TIMEOUT), TIMEOUT + SLACK)
-        expect_run(got, await model.Store().run_client(TIMEOUT, ending="ConnectionError"),
-                   "run_client(host, port, path, timeout) with a server that resets the connection at once", path)
+        expect_run(got, predicted, what, path, expected)
+        if lines:  # (a reset at once comes before the RESUME line is read)
+            expect_sent(peer, predicted, what)
+        elif len(peer.connections) != 1:
+            model.differs(f"{what}: the connections made", "one (decision 16: one attempt)", len(peer.connections))
 
 
 @pytest.mark.asyncio

@@ -1119,6 +1119,19 @@ def replay(events, last, limit):""")),
     con = open_store(path)
     try:
 ''')),
+    _bug("session-resumed-after-reset", 7,
+         "takes a reset in the session for a publisher that restarted: connects once more and resumes from the store, on a second connection",
+         (r'''        return await consume_session(reader, writer, con, timeout, before_ack)
+    finally:
+        con.close()''', r'''        try:
+            return await consume_session(reader, writer, con, timeout, before_ack)
+        except ConnectionResetError:  # the publisher restarted: the store knows where we are
+            async with asyncio.timeout(timeout):
+                reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)
+            writer.write(b"RESUME %d\n" % state(con)[0])
+            return await consume_session(reader, writer, con, timeout, before_ack)
+    finally:
+        con.close()''')),
     _bug("reader-limit-default", 7,
          "opens the connection with asyncio's default reader limit (64 KiB): a line past 64 bytes whose LF never comes waits for the timeout",
          (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',

@@ -240,6 +240,7 @@ BREAKS = {
     "store-beside-module": ("D3.connect",),
     "ipv4-only": ("D16",),
     "connect-retried": ("D16.one-attempt",),
+    "session-resumed-after-reset": ("D16.one-attempt",),
     "port-must-be-int": ("D16",),
     "path-as-uri": ("D3.connect",),
     "falsy-fault-skipped": ("D15",),

@@ -125,7 +125,9 @@ class Peer:
       client closes or resets, then set ``connection.ended``;
     * ``stall=True``: write ``script`` (and EOF if ``eof``) and never read; the
       receive buffer is tiny, so a client's writes soon stay in its own buffer;
-    * ``reset=True``: reset the connection (RST) as soon as it is accepted;
+    * ``reset=True``: reset the connection (RST) as soon as it is accepted, or,
+      with a ``script``, once the client has sent as many lines as the script
+      has (its RESUME line and an ACK for each: it is reading for more);
     * ``pace=seconds``: write ``script`` a byte at a time, pausing between bytes.
 
     ``host`` is 127.0.0.1 or ::1. Use as ``async with Peer(...) as peer``;
@@ -173,6 +175,11 @@ class Peer:
         self.connections.append(connection)
         try:
             if self.reset:
+                writer.write(self.script)
+                while connection.received.count(b"\n") < self.script.count(b"\n") + bool(self.script):
+                    if not (chunk := await reader.read(65536)):
+                        break
+                    connection.received += chunk
                 sock = writer.get_extra_info("socket")
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 writer.transport.abort()
