@@ -3,8 +3,10 @@
 A separate level, marked ``power_loss``: the lab's verdict never depends on
 it (``-m "not power_loss"`` runs the lab alone; ``-m power_loss`` this level).
 
-The session, recorded ONCE per implementation under strace (module fixture,
-resume/testing/power.py): a fresh store on a real disk folder; life 1 applies
+The session, recorded ONCE per implementation and start under strace (module
+fixture, resume/testing/power.py): on a real disk folder, a new store, or an
+empty one another program made in SQLite's default journal (the journal mode
+is kept in the file: open_store must set its own); life 1 applies
 events 0, 1, 2 and is killed (SIGKILL from ``before_ack``) after committing
 event 2 and before ACKing it; life 2 resumes, takes event 2 again as a
 duplicate, applies 3, then takes event 1 resent as a duplicate. The ACKs
@@ -29,13 +31,14 @@ after the restart, which event the publisher will never resend.
 """
 
 import asyncio
+import os
 
 import pytest
 import pytest_asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import model, power
+from resume.testing import model, power, stores
 
 pytestmark = pytest.mark.power_loss
 
@@ -46,16 +49,25 @@ ACKS = [0, 1, 2, 3, 1]  # life 1: 0, 1 (killed before ACK 2); life 2: 2 again, 3
 EXHAUSTIVE = settings.get_current_profile_name() in ("ci", "fuzz")
 
 
-async def _record(impl, log, lives):
+# Where the session starts: a new store, or an empty one another program made in SQLite's
+# default journal (DELETE): the journal mode is kept in the file, so open_store must set its own.
+FOREIGN = stores.Foreign(last=-1, total=0, kept=(), tables_first="checkpoint", row_first=True,
+                         spelling="SPEC.md's", journal_mode="delete")
+
+
+async def _record(impl, log, lives, start=None):
     with power.disk_folder() as folder:
+        if start is not None:
+            stores.lay_down(os.path.join(folder, "store.db"), start)
         return await power.record(impl.__file__, folder, log, lives)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def judged(impl):
-    """The session's trace, recorded once, and its judge (which judges each distinct state once)."""
+@pytest_asyncio.fixture(scope="module", loop_scope="module", params=[None, FOREIGN],
+                        ids=["a new store", "a store another program made"])
+async def judged(impl, request):
+    """The session's trace, recorded once per start, and its judge (which judges each distinct state once)."""
     power.require_strace()
-    trace = await _record(impl, LOG, LIVES)
+    trace = await _record(impl, LOG, LIVES, request.param)
     codes = [code for code, _ in trace.lives]
     assert codes[0] == -9 and codes[1] == 0, f"the lives did not run as planned (exit codes {codes}): {trace.lives}"
     assert [seq for _, seq in trace.acks()] == ACKS, f"ACKs recorded {trace.acks()}, not {ACKS}"

@@ -415,4 +415,5 @@ POWER_BREAKS = {
     "sync-off": ("D18",),
     "delete-normal": ("D18",),
     "own-fsync-of-the-store-file": ("D18",),
+    "wal-only-for-a-new-store": ("D18",),
 }

@@ -44,6 +44,19 @@ BUGS = [
     _bug("delete-normal",
          "DELETE journal with synchronous=NORMAL: as the defaults, and the journal is not synced either",
          _setting("DELETE", "NORMAL")),
+    _bug("wal-only-for-a-new-store",
+         "sets WAL and synchronous=FULL only on a store it creates (the journal mode is kept in the file): "
+         "a store another program made in SQLite's default DELETE journal commits as the defaults do",
+         ('''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+        con.execute("BEGIN IMMEDIATE")''', '''    con = sqlite3.connect(path, timeout=1.0, isolation_level=None)
+    try:
+        new = con.execute("PRAGMA page_count").fetchone()[0] == 0  # nothing in the file yet
+        con.execute("BEGIN IMMEDIATE")'''),
+         (_MODE, '''        if new:  # kept in the file: set once, when the store is made
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=FULL")
+''')),
     # Not a PRAGMA setting: durability made by hand, on the wrong file.
     _bug("own-fsync-of-the-store-file",
          "turns SQLite's syncs off and fsyncs the store file itself after each commit (one sync instead "
