@@ -468,6 +468,25 @@ def replay(events, last, limit):'''),
     _bug("ack-without-lf", 5,
          "the ACK line lacks its final LF",
          (r'''    return b"ACK %d\n" % seq''', r'''    return b"ACK %d" % seq''')),
+    _bug("gap-frame-kept-for-later", 5,
+         "keeps a frame refused as a Gap (a publisher that reorders) and applies it once the line before it is committed",
+         (r'''    seq, delta = parse_line(line)
+    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq
+''', r'''    seq, delta = parse_line(line)
+    try:
+        apply_event(con, seq, delta, fault)
+    except Gap:
+        _early.setdefault(id(con), {})[seq] = delta  # ahead of a hole: kept until the hole is filled
+        raise
+    early = _early.get(id(con), {})
+    if seq + 1 in early:
+        apply_event(con, seq + 1, early.pop(seq + 1))
+    return b"ACK %d\n" % seq
+
+
+_early = {}  # frames that came ahead of a hole, by connection
+'''),),
     _bug("consume-line-takes-a-batch", 5,
          "takes a line that holds several frames (a publisher that batches) for several events: each applied, the ACKs joined",
          (r'''    seq, delta = parse_line(line)

@@ -380,6 +380,7 @@ BREAKS = {
     "session-valueerror-rewrapped": ("S6.propagate",),
     "consume-line-valueerror-rewrapped": ("S5.errors",),
     "consume-line-takes-a-batch": ("S5.errors",),
+    "gap-frame-kept-for-later": ("S5.errors",),
     "valueerror-not-rolled-back": ("S3.rollback",),
     "fallback-bound-by-sign": ("S6.fallback",),
     "closing-reset-raised": ("S6.abort",),
