@@ -468,6 +468,13 @@ def replay(events, last, limit):'''),
     _bug("ack-without-lf", 5,
          "the ACK line lacks its final LF",
          (r'''    return b"ACK %d\n" % seq''', r'''    return b"ACK %d" % seq''')),
+    _bug("total-kept-in-32-bits", 3,
+         "refuses an event that would take the total past a 32-bit int, as the seq is bounded (ValueError): a total of billions is valid",
+         (r'''        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))''',
+          r'''        (total,) = con.execute("SELECT total FROM checkpoint WHERE id = 1").fetchone()
+        if not -2**31 <= total + delta < 2**31:  # the total is an int32, as the seq is
+            raise ValueError(f"total {total} + {delta} out of range")
+        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))''')),
     _bug("gap-frame-kept-for-later", 5,
          "keeps a frame refused as a Gap (a publisher that reorders) and applies it once the line before it is committed",
          (r'''    seq, delta = parse_line(line)

@@ -374,20 +374,24 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
 
 _WHERE = st.sampled_from(["fresh", "at the top", "anywhere"])
 _ANY_LAST = st.just(model.SEQ_MIN) | st.integers(model.SEQ_MIN, model.SEQ_MAX)
+# A total anywhere in its range (each event's delta summed: far past a 32-bit int), at its ends, or small.
+_TOTALS = st.integers(-(10**6), 10**6) | st.sampled_from([model.TOTAL_MIN, model.TOTAL_MAX]) \
+    | st.integers(model.TOTAL_MIN, model.TOTAL_MAX)
 
 
 @st.composite
 def stores(draw):
     """A ``model.Store`` to start from: fresh, or a cursor at the top of the seq range or anywhere
     in it, with some rows missing below it and a total that is not their sum (a store another
-    writer left)."""
+    writer left), anywhere in its range: small, or up to the sum of every event's delta."""
     where = draw(_WHERE)
     if where == "fresh":
         return model.Store()
     last = model.SEQ_MAX if where == "at the top" else draw(_ANY_LAST)
     below = range(max(0, last - 3), last + 1)
     ledger = {seq: draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)) for seq in below if draw(st.booleans())}
-    return model.Store(last, draw(st.integers(-(10**6), 10**6)), ledger)
+    return model.Store(last, draw(_TOTALS), ledger)
+
 
 
 # ---------------------------------------------------------------- paths

@@ -49,6 +49,7 @@ DELTA_MIN, DELTA_MAX = -1000, 1000  # step 1
 LAST_MIN = -1  # step 4: the cursor of an empty store
 LIMIT_MIN, LIMIT_MAX = 1, 16  # step 4
 LOG_MIN, LOG_MAX = 1, 128  # step 4: events in replay's log
+TOTAL_MIN, TOTAL_MAX = DELTA_MIN * (SEQ_MAX + 1), DELTA_MAX * (SEQ_MAX + 1)  # step 2: every event's delta summed
 FRAME_MAX = 64  # step 1 and decision 2: bytes, the final LF included
 READER_LIMIT = 64  # step 7: asyncio.open_connection(host, port, limit=64)
 BUSY_TIMEOUT = 1.0  # step 2 and decision 3: seconds; PRAGMA busy_timeout reads 1000
