@@ -368,7 +368,8 @@ async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_s
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("shape", ["blocks", "awaits", "a late line, then a slow drain"])
+@pytest.mark.parametrize("shape", ["blocks", "awaits", "a late line, then a slow drain",
+                                   "the first line past the timeout", "the second line past the timeout"])
 @each_example_clean
 async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_has_its_own_bound(impl, shape):
     """"Bound every readline wait by timeout", "a drain bounded by timeout": each wait, not the
@@ -377,11 +378,14 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
     already in the socket, and the read after it waits one turn of the loop all the same (a
     FAKE reader: a read over a network waits, and a bound that already ran out shows only in a
     read that waits). Or the first line comes late and its ACK's drain is slow (FAKE waits,
-    each 0.6 of the timeout): together longer than the timeout, each within it."""
+    each 0.6 of the timeout): together longer than the timeout, each within it. Or the first or
+    the second line comes half the timeout past it (a FAKE wait): that read times out, the
+    first as much as any other."""
     timeout, slow = SHORT, 2 * SHORT
-    if shape == "a late line, then a slow drain":
+    late = {"the first line past the timeout": 1, "the second line past the timeout": 2}.get(shape)
+    if shape == "a late line, then a slow drain" or late:
         timeout = 4 * SHORT
-        slow = 0.6 * timeout
+        slow = (1.5 if late else 0.6) * timeout
     lines = [F05, F17]
 
     def before_ack(seq):
@@ -391,9 +395,13 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
         return asyncio.sleep(slow if shape == "awaits" else 0)
 
     expected = model.Store()
-    predicted = await expected.session(lines, None, timeout, lambda seq: None)
-    waits = (f"before_ack {shape} {slow} s" if shape != "a late line, then a slow drain" else
-             f"the first line comes {slow:.3f} s after the read starts, and the first drain takes {slow:.3f} s")
+    if late:
+        predicted = await expected.session(lines[:late - 1], "TimeoutError", timeout, lambda seq: None)
+        waits = f"line {late} comes {slow:.3f} s after its read starts"
+    else:
+        predicted = await expected.session(lines, None, timeout, lambda seq: None)
+        waits = (f"before_ack {shape} {slow} s" if shape != "a late line, then a slow drain" else
+                 f"the first line comes {slow:.3f} s after the read starts, and the first drain takes {slow:.3f} s")
     what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where {waits}, "
             "the server sends EVENT 0 5, EVENT 1 7, then EOF")
     with store.temp_store_path() as path:
@@ -404,7 +412,9 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
                 async with asyncio.timeout(SLACK):  # the peer has sent its lines: no read waits for the network
                     while not peer.connections:
                         await asyncio.sleep(0.001)
-                if shape == "a late line, then a slow drain":
+                if late:
+                    reader = peers.ReadHook(reader, late, lambda: asyncio.sleep(slow))
+                elif shape == "a late line, then a slow drain":
                     reader = peers.ReadHook(reader, 1, lambda: asyncio.sleep(slow))
                     writer = peers.CloseFault(writer, None, on_drain=lambda: asyncio.sleep(slow))
                 else:

@@ -1672,6 +1672,17 @@ import operator
     return state(con)''', r'''    result = state(con)  # at EOF: nothing more can change it
     await _reclaim(writer, close_timeout)
     return result''')),
+    _bug("first-read-given-longer", 6,
+         "gives the first read after RESUME twice the timeout (the publisher must first find its place in its log)",
+         (r'''        _check_timeout(timeout)
+        while True:
+            async with asyncio.timeout(timeout):
+                line = await reader.readline()''', r'''        _check_timeout(timeout)
+        bound = 2 * timeout  # the first line: the publisher looks up the cursor first
+        while True:
+            async with asyncio.timeout(bound):
+                line = await reader.readline()
+            bound = timeout''')),
     _bug("drain-shares-read-deadline", 6,
          "bounds an ACK's drain by its line's read deadline: a line that came late leaves its drain less than the timeout",
          (r'''            async with asyncio.timeout(timeout):

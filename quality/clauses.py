@@ -373,6 +373,7 @@ BREAKS = {
     "resume-never-backwards": ("S7.resume",),
     "checkpoint-rebuilt-from-ledger": ("S2.init-once",),
     "drain-shares-read-deadline": ("S6.drain-bounded",),
+    "first-read-given-longer": ("S6.read-bounded",),
     "connect-deadline-before-store": ("S7.connect-bounded",),
     "awaitable-by-dunder": ("D8.awaitable",),
     "commit-outside-try": ("S3.rollback",),
