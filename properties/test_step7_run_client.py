@@ -46,7 +46,7 @@ import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, leaks, model, peers, store
+from resume.testing import domains, leaks, model, peers, statements, store
 from resume.testing.first_look import first_look, searching
 from resume.testing.hygiene import each_example_clean
 from resume.testing.tasks import LATE, cancel_after, model_outcome, outcome_of, until
@@ -250,26 +250,29 @@ async def test_a_peer_that_resets_gives_a_ConnectionError_and_closes_the_store(i
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled"])
+@pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled", "raises, and the closing wait hangs"])
 @each_example_clean
 async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault):
     """FAKE first drain (``peers.faulty_first_drain``): raises a ConnectionError,
     hangs past the timeout, or hangs until run_client is cancelled. The error
-    propagates and the still-open socket is reclaimed (decision 12)."""
+    propagates and the still-open socket is reclaimed (decision 12), a closing
+    wait that hangs cut at the timeout (not the 1 s of an invalid one)."""
     timeout = 0.1  # the "hangs" case waits it out
     error = ConnectionResetError(errno.ECONNRESET, "RESUME drain: reset (fake)")
-    ends = {"raises": error, "hangs": "TimeoutError", "cancelled": "CancelledError"}[fault]
+    ends = {"hangs": "TimeoutError", "cancelled": "CancelledError"}.get(fault, error)
+    hangs = fault.endswith("the closing wait hangs")
     predicted = await model.Store().run_client(timeout, resume_drain=ends)
+    duration = predicted.duration(model.HANGS if hangs else None)
     what = f"run_client(host, port, path, {timeout}) whose RESUME drain {fault}"
     with store.temp_store_path() as path:
-        with peers.faulty_first_drain(error if fault == "raises" else "hang") as made:
+        with peers.faulty_first_drain(error if fault.startswith("raises") else "hang", hangs) as made:
             async with Publisher(LOG) as publisher:
                 start = asyncio.get_running_loop().time()
                 task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
                 if fault == "cancelled":
                     await until(lambda: made and made[0].entered.is_set(), task, SLACK)
                     task.cancel()
-                got = await outcome_of(impl, task, predicted.duration() + LATE)
+                got = await outcome_of(impl, task, duration + LATE)
                 elapsed = asyncio.get_running_loop().time() - start
                 if not made:
                     pytest.skip("the implementation does not connect through asyncio.open_connection")
@@ -278,10 +281,43 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
                     made[0].transport.abort()
                 ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         expect_run(got, predicted, what, path)
-        assert elapsed < predicted.duration() + LATE, f"{elapsed:.2f} s: the RESUME drain is bounded by the timeout"
+        if elapsed >= duration + LATE:
+            model.differs(f"{what}: the time run_client took", f"{duration:.2f} s (the RESUME drain and the closing "
+                          "wait each bounded by the timeout)", f"{elapsed:.2f} s")
         if not closed:
             model.differs(what, "the socket closed before the error propagates", "the socket was left open")
         assert ended, "the publisher never saw the connection end"
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("kind", sorted(statements.ERRORS))
+@given(data=st.data())
+@settings(max_examples=2)
+@each_example_clean
+async def test_a_statement_failing_after_open_store_propagates_and_reclaims_everything(impl, kind, data):
+    """A FAKE failure (``resume.testing.statements``) of the first statement run_client runs after
+    open_store returned (the cursor read for RESUME, wherever it is; or a statement of the
+    session): the error propagates as that very object, the store is closed, and the socket,
+    if one was made, is reclaimed (decision 12). Awaited in the test's own task, so that a
+    KeyboardInterrupt comes back here."""
+    error = model.drawn_error(data.draw(st.sampled_from(statements.ERRORS[kind]), label="error"),
+                              "a FAKE failure of a statement")
+    with store.temp_store_path() as scratch:
+        n = statements.statements_of(impl.open_store, scratch)  # on a new store, as below
+    if n is None:
+        pytest.skip("the implementation makes its connection otherwise: the fake cannot reach it")
+    what = (f"run_client(host, port, path, timeout) on a new store, where statement {n + 1} (the first after "
+            f"open_store's {n}) raises {error!r}, with a server that sends EVENT 0 5, then EOF")
+    with store.temp_store_path() as path:
+        async with peers.Peer(model.frame(0, 5)) as peer:
+            with statements.failing_connections(n + 1, error) as fired:
+                async with asyncio.timeout(TIMEOUT + SLACK):  # a hang fails as TimeoutError
+                    got = await model.async_outcome_of(impl, impl.run_client(HOST, peer.port, path, TIMEOUT))
+            ended = await peer.all_ended(PEER_ENDS_WITHIN)
+        assert_store_closed(path)
+    model.expect(got, model.propagates(error) if fired else model.Returned((0, 5)), what)
+    if not ended:
+        model.differs(f"{what}: the server's side of the connection", "the connection ends", "it never ended")
 
 
 # ------------------------------------------------- resuming from the stored cursor

@@ -1729,6 +1729,30 @@ async def run_client(host, port, path, timeout, before_ack=None):'''),
           r'''        result = await consume_session(reader, writer, con, timeout, before_ack)
         _reached[path] = result[0]
         return result''')),
+    _bug("host-stripped", 7,
+         "strips blanks around a host (one read from a config file keeps its newline) instead of handing it on as given",
+         (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
+          r'''            if isinstance(host, str):
+                host = host.strip()  # read from a file or an environment variable
+            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''')),
+    _bug("resume-reclaim-by-fallback", 7,
+         "reclaims the socket after a failed RESUME with the 1 s fallback bound, not the timeout",
+         (r'''        except BaseException:
+            await _reclaim_after_error(writer, timeout)
+            raise
+        return await consume_session(reader, writer, con, timeout, before_ack)''',
+          r'''        except BaseException:
+            await _reclaim_after_error(writer, CLOSE_TIMEOUT_FALLBACK)  # the setup's own bound
+            raise
+        return await consume_session(reader, writer, con, timeout, before_ack)''')),
+    _bug("cursor-read-outside-reclaim", 7,
+         "reads the cursor for RESUME after connecting but before the try that reclaims the socket",
+         (r'''        try:
+            last, _ = state(con)
+            writer.write(b"RESUME %d\n" % last)''',
+          r'''        last, _ = state(con)
+        try:
+            writer.write(b"RESUME %d\n" % last)''')),
     _bug("host-brackets-stripped", 7,
          "unwraps a host written as in a URL ('[::1]' becomes '::1') instead of handing it on as given",
          (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',

@@ -217,6 +217,7 @@ EXPOSES = {
         "IPv6 address": "ipv4-only",
         "name": "host-must-be-ip",
         "IPv6 address in brackets": "host-brackets-stripped",
+        "an address with blanks around it": "host-stripped",
     },
     "port": {
         "int": "port-parsed-from-str",

@@ -230,6 +230,8 @@ BREAKS = {
     "validate-after-open": ("S7.validate-first", "D10.run-client"),
     "db-leaked": ("S7.close-db",),
     "socket-leaked-before-session": ("S7.reclaim",),
+    "resume-reclaim-by-fallback": ("S7.reclaim",),
+    "cursor-read-outside-reclaim": ("S7.reclaim",),
     "stale-resume": ("S7.resume",),
     # issue 12: the bugs added for clauses that had none
     "tuple-swapped": ("S1.frame",),
@@ -370,6 +372,7 @@ BREAKS = {
     "drain-reset-ends-session": ("S6.propagate",),
     "checkpoint-by-position": ("S2.state",),
     "host-brackets-stripped": ("D16",),
+    "host-stripped": ("D16",),
     "resume-never-backwards": ("S7.resume",),
     "checkpoint-rebuilt-from-ledger": ("S2.init-once",),
     "drain-shares-read-deadline": ("S6.drain-bounded",),

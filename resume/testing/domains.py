@@ -193,7 +193,8 @@ def timeouts(kind=None):
 # URL writes it, is no host to getaddrinfo: the connection fails (its probe says how), and so must
 # run_client's, which hands it on as given rather than unwrapping it.
 HOST_FORMS = {"IPv4 address": ("127.0.0.1", "127.0.0.1"), "IPv6 address": ("::1", "::1"),
-              "name": ("localhost", "127.0.0.1"), "IPv6 address in brackets": ("[::1]", "::1")}
+              "name": ("localhost", "127.0.0.1"), "IPv6 address in brackets": ("[::1]", "::1"),
+              "an address with blanks around it": (" 127.0.0.1\n", "127.0.0.1")}
 # Each form made from a listening port. Handed on as given (decision 16), a
 # port past 65535 or below 0 makes the connection fail (OverflowError), port 0
 # is refused, and an int subclass reaches getaddrinfo, which takes only an

@@ -324,19 +324,26 @@ class _AbortCounter:
 
 
 class DrainFault:
-    """FAKE writer: a real StreamWriter whose FIRST ``drain()`` hangs or raises.
+    """FAKE writer: a real StreamWriter whose FIRST ``drain()`` hangs or raises, and whose
+    closing wait never ends if ``closing_hangs``.
 
     Everything else goes to the real writer (so ``close()`` really closes the
     socket). ``entered`` is set when that first drain is called.
     """
 
-    def __init__(self, writer, fault):
+    def __init__(self, writer, fault, closing_hangs=False):
         """``fault`` is ``"hang"`` or an exception instance to raise."""
         self._writer = writer
         self._fault = fault
         self._faulted = False
+        self._closing_hangs = closing_hangs
         self.entered = asyncio.Event()
         self.finished = False
+
+    async def wait_closed(self):
+        if self._closing_hangs:
+            await asyncio.Event().wait()  # never set
+        return await self._writer.wait_closed()
 
     def __getattr__(self, name):
         return getattr(self._writer, name)
@@ -352,8 +359,8 @@ class DrainFault:
 
 
 @contextlib.contextmanager
-def faulty_first_drain(fault):
-    """Within the block, ``asyncio.open_connection`` returns a ``DrainFault(fault)`` writer.
+def faulty_first_drain(fault, closing_hangs=False):
+    """Within the block, ``asyncio.open_connection`` returns a ``DrainFault(fault, closing_hangs)`` writer.
 
     Yields the list of fakes made, so a test can see whether its code under
     test connected through ``asyncio.open_connection`` at all (SPEC.md step 7
@@ -364,7 +371,7 @@ def faulty_first_drain(fault):
 
     async def open_connection(*args, **kwargs):
         reader, writer = await real(*args, **kwargs)
-        made.append(DrainFault(writer, fault))
+        made.append(DrainFault(writer, fault, closing_hangs))
         return reader, made[-1]
 
     asyncio.open_connection = open_connection

@@ -118,3 +118,16 @@ def arm(con, n, error):
         return False
     con.arm(n, error)
     return True
+
+
+_FAR = 10**9  # statements to go: never reached
+
+
+def statements_of(call, *args):
+    """How many statements ``call(*args)`` runs on the connection it returns, as ``Failing``
+    counts them (None if it is not a ``Failing`` connection); the connection is closed."""
+    with failing_connections(_FAR, RuntimeError("never raised")):
+        con = call(*args)
+        left = con.armed[0] if isinstance(con, Failing) and con.armed else None
+    con.close()
+    return None if left is None else _FAR - left
