@@ -62,16 +62,25 @@ async def _record(impl, log, lives, start=None):
         return await power.record(impl.__file__, folder, log, lives)
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=[None, FOREIGN],
-                        ids=["a new store", "a store another program made"])
-async def judged(impl, request):
-    """The session's trace, recorded once per start, and its judge (which judges each distinct state once)."""
+STARTS = {"a new store": None, "a store another program made": FOREIGN}
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def judges(impl):
+    """The session's trace, recorded once per start (both at once), and its judge (which judges
+    each distinct state once)."""
     power.require_strace()
-    trace = await _record(impl, LOG, LIVES, request.param)
-    codes = [code for code, _ in trace.lives]
-    assert codes[0] == -9 and codes[1] == 0, f"the lives did not run as planned (exit codes {codes}): {trace.lives}"
-    assert [seq for _, seq in trace.acks()] == ACKS, f"ACKs recorded {trace.acks()}, not {ACKS}"
-    return power.Judge(impl, trace)
+    traces = await asyncio.gather(*(_record(impl, LOG, LIVES, start) for start in STARTS.values()))
+    for trace in traces:
+        codes = [code for code, _ in trace.lives]
+        assert codes[0] == -9 and codes[1] == 0, f"the lives did not run as planned (exit codes {codes}): {trace.lives}"
+        assert [seq for _, seq in trace.acks()] == ACKS, f"ACKs recorded {trace.acks()}, not {ACKS}"
+    return {name: power.Judge(impl, trace) for name, trace in zip(STARTS, traces)}
+
+
+@pytest.fixture(scope="module", params=list(STARTS))
+def judged(judges, request):
+    return judges[request.param]
 
 
 def _fail(judge, breach):
