@@ -1347,6 +1347,13 @@ import operator
          "refuses a frame over 64 bytes with OverflowError, not ValueError",
          (r'''        raise ValueError(f"frame is {len(line)} bytes, over the {FRAME_MAX}-byte limit")''',
           r'''        raise OverflowError(f"frame is {len(line)} bytes, over the {FRAME_MAX}-byte limit")''')),
+    _bug("bom-stripped", 1,
+         "drops a UTF-8 byte-order mark before the frame (Windows tools write one at a text's start)",
+         (r'''    # Check that this is one complete frame before looking inside it.
+''', r'''    if line.startswith(b"\xef\xbb\xbf"):  # a BOM from a Windows tool
+        line = line[3:]
+    # Check that this is one complete frame before looking inside it.
+''')),
     _bug("nul-stripped", 1,
          "removes NUL bytes (a C publisher's padding) before checking the frame",
          (r'''    # Check that this is one complete frame before looking inside it.

@@ -75,6 +75,7 @@ EXPOSES = {
         "malformed: field count": "extra-fields-ignored",
         "malformed: over 64 bytes": "long-frame-overflow-error",
         "malformed: NUL": "nul-stripped",
+        "malformed: a byte-order mark first": "bom-stripped",
         "malformed: blank line": "blank-line-is-none",
         "malformed: another message": "eof-word-is-none",
         "not bytes: str": "str-encoded",

@@ -330,6 +330,7 @@ BREAKS = {
     "extra-fields-ignored": ("D2.spaces",),
     "long-frame-overflow-error": ("D1.value-error",),
     "nul-stripped": ("S1.frame",),
+    "bom-stripped": ("S1.frame",),
     "str-encoded": ("S1.bytes",),
     "memoryview-accepted": ("S1.bytes",),
     "non-bytes-typeerror": ("D1.value-error",),

@@ -373,6 +373,11 @@ def over_length_frames(draw):
     return b"EVENT %d %s%s%d\n" % (seq, sign, b"0" * pad, abs(delta))
 
 
+def bom_frames():
+    """A valid frame after a UTF-8 byte-order mark (``EF BB BF``), as a Windows tool writes a text's start."""
+    return valid_frames().map(lambda good: b"\xef\xbb\xbf" + good)
+
+
 def protocol_words():
     """A line of the protocol that is not an EVENT: what the client sends, or an end of stream spelled out."""
     return st.sampled_from([b"EOF\n", b"ACK 0\n", b"RESUME -1\n", b"RESUME 0\n", b"END\n", b"EVENT\n"])
@@ -402,6 +407,7 @@ FRAME_MALFORMATIONS = {
     "field count": field_count_frames(),
     "over 64 bytes": over_length_frames(),
     "NUL": nul_frames(),
+    "a byte-order mark first": bom_frames(),
     "blank line": blank_lines(),
     "another message": protocol_words(),
 }
