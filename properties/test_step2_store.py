@@ -201,3 +201,38 @@ test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says_firs
     data=st.data(), delta=st.integers(model.DELTA_MIN, model.DELTA_MAX))
 
 
+
+
+@settings(max_examples=max(3, settings.default.max_examples // 5))
+@given(last=st.sampled_from([model.LAST_MIN, model.SEQ_MAX - 1]) | st.integers(model.LAST_MIN, model.SEQ_MAX - 1),
+       total=st.integers(-(10**6), 10**6), delta=st.integers(model.DELTA_MIN, model.DELTA_MAX).filter(bool))
+def test_state_reads_one_snapshot_while_another_connection_commits(impl, last, total, delta):
+    """"``state(con)`` returns the tuple ``(last, total)``": a pair the store held. At each of its
+    first statements in turn (sqlite3's trace callback on the test's own connection, as step 3's
+    race), a second connection applies ``last + 1``: the pair read is the store before that
+    commit or after it, never the cursor of one with the total of the other."""
+    for at in range(3):
+        with temp_store_path() as path, opened(impl, path) as con, opened(impl, path) as other:
+            prefill(path, last, total)
+            other.execute("PRAGMA busy_timeout = 0")  # a read lock held by state: fail at once, not wait
+            acted = []
+
+            def on_statement(sql):
+                if len(acted) < 1 and on_statement.seen == at:
+                    acted.append(model.outcome_of(impl, impl.apply_event, other, last + 1, delta))
+                on_statement.seen += 1
+
+            on_statement.seen = 0
+            con.set_trace_callback(on_statement)
+            try:
+                got = model.outcome_of(impl, impl.state, con)
+            finally:
+                con.set_trace_callback(None)
+            world = model.Store(last, total)
+            snapshots = [model.Returned(world.state())]
+            world.apply_event(last + 1, delta)
+            snapshots.append(model.Returned(world.state()))
+            if got not in snapshots:
+                model.differs(f"state(con) on a store at last={last}, total={total}, while another connection "
+                              f"commits apply_event(other, {last + 1}, {delta}) as its statement #{at} starts",
+                              f"{snapshots[0]} or {snapshots[1]}", got)

@@ -127,6 +127,16 @@ def parse_line(line):'''),
         _fragment[0] = line
         raise ValueError(f"frame has no final LF (cut off?): {line!r}")''')),
     # ------------------------------------------------- step 2: open_store, state
+    _bug("state-in-two-reads", 2,
+         "reads the cursor and the total with a query each: another connection's commit between them gives a pair the store never held",
+         (r'''    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
+    if row is None:
+        raise sqlite3.DatabaseError("the checkpoint row is missing")
+    return row[0], row[1]''', r'''    last = con.execute("SELECT last FROM checkpoint WHERE id = 1").fetchone()
+    total = con.execute("SELECT total FROM checkpoint WHERE id = 1").fetchone()
+    if last is None or total is None:
+        raise sqlite3.DatabaseError("the checkpoint row is missing")
+    return last[0], total[0]''')),
     _bug("checkpoint-rebuilt-from-ledger", 2,
          "makes a missing checkpoint row from the ledger (its top seq and its sum), not (1, -1, 0)",
          (r'''    "INSERT OR IGNORE INTO checkpoint(id, last, total) VALUES (1, -1, 0)",''',

@@ -177,6 +177,7 @@ BREAKS = {
     "leak-on-init-failure": ("S2.close-on-failure",),
     "other-checkpoint-replaced": ("S2.close-on-failure",),
     "state-swapped": ("S2.state",),
+    "state-in-two-reads": ("S2.state",),
     "checkpoint-id-unchecked": ("S2.checkpoint-table",),
     "ledger-seq-unique-not-key": ("S2.ledger-table",),
     "ledger-delta-nullable": ("S2.ledger-table",),
