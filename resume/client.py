@@ -182,12 +182,13 @@ def state(con):
 
 def _rollback(con):
     # Called while an error is propagating: that error must win, so a failing
-    # ROLLBACK (the connection already gone, say) is not allowed to replace it.
-    if con.in_transaction:
-        try:
+    # ROLLBACK (the connection already gone, say: even in_transaction raises
+    # then) is not allowed to replace it.
+    try:
+        if con.in_transaction:
             con.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
+    except sqlite3.Error:
+        pass
 
 
 # ---------------------------------------------------------------- step 3
