@@ -1746,6 +1746,18 @@ async def run_client(host, port, path, timeout, before_ack=None):'''),
           r'''        result = await consume_session(reader, writer, con, timeout, before_ack)
         _reached[path] = result[0]
         return result''')),
+    _bug("cursor-read-before-store-guard", 7,
+         "reads the cursor as soon as the store is open, before the try that closes the store: a failing read leaves it open",
+         (r'''    con = open_store(path)
+    try:
+        async with asyncio.timeout(timeout):''', r'''    con = open_store(path)
+    last, _ = state(con)  # the store as it is now: connecting may take a while
+    try:
+        async with asyncio.timeout(timeout):'''),
+         (r'''        try:
+            last, _ = state(con)
+            writer.write(b"RESUME %d\n" % last)''', r'''        try:
+            writer.write(b"RESUME %d\n" % last)''')),
     _bug("host-stripped", 7,
          "strips blanks around a host (one read from a config file keeps its newline) instead of handing it on as given",
          (r'''            reader, writer = await asyncio.open_connection(host, port, limit=FRAME_MAX)''',

@@ -230,6 +230,7 @@ BREAKS = {
     "delete-store": ("S7.no-double-apply",),
     "validate-after-open": ("S7.validate-first", "D10.run-client"),
     "db-leaked": ("S7.close-db",),
+    "cursor-read-before-store-guard": ("S7.close-db",),
     "socket-leaked-before-session": ("S7.reclaim",),
     "resume-reclaim-by-fallback": ("S7.reclaim",),
     "cursor-read-outside-reclaim": ("S7.reclaim",),
