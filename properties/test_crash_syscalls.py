@@ -28,7 +28,6 @@ Without a working strace the tests skip, naming the install command; with
 ``CI`` set a missing strace is an error.
 """
 
-import asyncio
 import os
 import pathlib
 
@@ -161,11 +160,6 @@ async def explore(impl_path, run, point):
 
 
 async def sweep(impl_path, run, points):
-    """The problems at the first of ``points`` (in order) that breaks. Under dev, whose sample is
-    two points, both at once (each a process or two of its own)."""
-    if not EXHAUSTIVE:
-        found = await asyncio.gather(*(explore(impl_path, run, point) for point in points))
-        return next((problems for problems in found if problems), [])
     problems = []
     for point in points:
         problems += await explore(impl_path, run, point)
