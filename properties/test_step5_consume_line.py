@@ -94,7 +94,7 @@ def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
 
 
 @pytest.mark.parametrize("focus", LINE_FOCUS)
-@settings(max_examples=max(4, settings.default.max_examples // 6))  # 42 runs
+@settings(max_examples=max(3, settings.default.max_examples // 8))  # 42 runs
 @given(start=domains.stores(), data=st.data())
 def test_consume_line_takes_every_class_of_line_as_the_model_does(impl, focus, start, data):
     calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))

@@ -383,9 +383,12 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
     first as much as any other."""
     timeout, slow = SHORT, 2 * SHORT
     late = {"the first line past the timeout": 1, "the second line past the timeout": 2}.get(shape)
-    if shape == "a late line, then a slow drain" or late:
+    if late:
+        timeout = 2 * SHORT
+        slow = 1.5 * timeout
+    elif shape == "a late line, then a slow drain":
         timeout = 4 * SHORT
-        slow = (1.5 if late else 0.6) * timeout
+        slow = 0.6 * timeout
     lines = [F05, F17]
 
     def before_ack(seq):
