@@ -36,12 +36,14 @@ import pytest_asyncio
 from hypothesis import settings
 
 from resume.publisher import Publisher
-from resume.testing import crash, receiver
+from resume.testing import crash, model, receiver
 
 LOG = [(0, 5), (1, 7), (2, -3)]
 DUPLICATE = b"EVENT 1 7\n"  # sent again after the log: the receiver must ACK it and change nothing
 ACKS = [0, 1, 2, 1]  # a whole session's ACKs: the log's, then the duplicate's
 FINAL = f"last={LOG[-1][0]} total={sum(delta for _, delta in LOG)}"  # what a receiver prints at the end
+SESSION = ("run_client(host, port, path, timeout) in a receiver process, the publisher sending EVENT 0 5, "
+           "EVENT 1 7, EVENT 2 -3, then EVENT 1 7 again")
 # ci (100 examples) and fuzz (2000; the fuzz job caps its rounds lower): every point; dev (25): a sample.
 EXHAUSTIVE = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 
@@ -140,7 +142,7 @@ async def explore(impl_path, run, point):
             return [f"{where}: the receiver did not fail with SQLite's error "
                     f"(exit {hit.returncode}): {hit.err[-500:]}"]
         if after_crash:
-            return [f"{where}, then: {p}" for p in after_crash]
+            return [f"{where}: {p}" for p in after_crash]
         code, err, acked, stored = resumed
         if code != 0:
             return [f"{where}, the resuming receiver failed (exit {code}): {last_line(err)}"]
@@ -156,16 +158,16 @@ async def explore(impl_path, run, point):
         expected = list(range(acked + 1, LOG[-1][0] + 1)) + ([1] if again.plan.raw else [])
         if again.acks != expected:
             problems.append(f"the resumed session (RESUME {again.cursor}) got ACKs {again.acks}, not {expected}")
-        return [f"{where}, then resumed: {p}" for p in problems]
+        return [f"{where}: after resuming, {p}" for p in problems]
 
 
-async def sweep(impl_path, run, points):
-    problems = []
+async def sweep(impl_path, run, points, expected):
+    """Explore each point; the first that breaks is the counterexample, reported as the learner reads it."""
     for point in points:
-        problems += await explore(impl_path, run, point)
-        if problems:
-            break  # the first point that breaks is the counterexample
-    return problems
+        if problems := await explore(impl_path, run, point):
+            where = run.describe(point)
+            model.differs(f"{SESSION}, {where}; then the store, and a new receiver resuming", expected,
+                          "; ".join(problem.removeprefix(where).lstrip(",: ") for problem in problems))
 
 
 def summary(run, points):
@@ -177,10 +179,10 @@ def summary(run, points):
 async def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(
         impl_path, dry_run, capsys):
     points = sample(dry_run, crash.KINDS)
-    problems = await sweep(impl_path, dry_run, points)
     with capsys.disabled():
         print("\n" + summary(dry_run, points))
-    assert not problems, "\n".join(problems)
+    await sweep(impl_path, dry_run, points, "all or nothing of each event (total = SUM(ledger), the ledger exactly "
+                "seqs 0..last, every ACKed event in it), then the resumed session applying each event exactly once")
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -193,7 +195,7 @@ async def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitt
               if os.path.basename(dry_run.call(p).path or "").startswith("store.db")]
     if not EXHAUSTIVE:
         points = points[:1]  # dev: one fault of each errno
-    problems = await sweep(impl_path, dry_run, points)
     with capsys.disabled():
         print(f"\n{fault} injected: explored {len(points)} of {len(dry_run.points(crash.STORE_KINDS))} store calls")
-    assert not problems, "\n".join(problems)
+    await sweep(impl_path, dry_run, points, "SQLite's error from the receiver, no ACK of an event not committed, the "
+                "store consistent, then the resumed session applying each event exactly once")

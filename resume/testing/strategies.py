@@ -6,8 +6,8 @@ deltas shrink to 0, and every malformed value is *derived from a valid one*
 (a valid frame, a valid log) by one change, so a failure shrinks to a
 near-miss of a good value, e.g. ``b"EVENT 0 0\\r\\n"``.
 
-The bounds are SPEC.md's; they are restated here (not imported from the
-implementation) because the suite checks the implementation against them.
+The bounds are SPEC.md's, imported from the model (``resume.testing.model``),
+never from the implementation the suite checks.
 
 Contents:
 
