@@ -270,7 +270,7 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
                 start = asyncio.get_running_loop().time()
                 task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
                 if fault == "cancelled":
-                    await until(lambda: made and made[0].entered.is_set(), task, SLACK)
+                    await until(lambda: made and made[0].drains, task, SLACK)
                     task.cancel()
                 got = await outcome_of(impl, task, duration + LATE)
                 elapsed = asyncio.get_running_loop().time() - start

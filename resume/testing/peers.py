@@ -235,15 +235,15 @@ class CloseFault:
     the timeout (and so must be waited for, not aborted). Everything else (write, drain,
     close, get_extra_info, ...) goes to the real writer, so ``close()`` really
     closes the socket. ``transport.aborts`` counts ``transport.abort()`` calls
-    (each passed on to the real transport); ``entered`` is set once
-    ``wait_closed()`` has been called, ``finished`` once a slow wait ran to
+    (each passed on to the real transport); ``drains`` counts the drains
+    entered; ``finished`` is set once a slow wait ran to
     its end (whether ``abort()`` also follows is left open: decision 17).
     ``on_wait`` and ``on_drain``, if given, are called as ``wait_closed()``
     and drain number ``drain_at`` (0-based) are entered (a test cancels the
     session's task there: the cancellation then arrives in that very wait;
     or ``on_drain`` raises, and that drain raises it: a reset the kernel
     reports at no drain a test can choose; an awaitable ``on_drain`` returns
-    is awaited first: a slow drain).
+    is awaited first: a slow drain, or one that never ends).
     """
 
     def __init__(self, writer, fault, *, on_wait=None, on_drain=None, drain_at=0):
@@ -252,23 +252,22 @@ class CloseFault:
         real wait_closed())."""
         self._writer = writer
         self._fault = fault
-        self._on_wait, self._on_drain = on_wait, on_drain
-        self._drains_before = drain_at  # drains still to pass before on_drain's
+        self._on_wait, self._on_drain, self._drain_at = on_wait, on_drain, drain_at
         self.transport = _AbortCounter(writer.transport)
-        self.entered = asyncio.Event()
+        self.drains = 0
         self.finished = False
 
     def __getattr__(self, name):
         return getattr(self._writer, name)
 
     async def drain(self):
-        self._drains_before -= 1
-        if self._drains_before == -1 and self._on_drain is not None and inspect.isawaitable(waiting := self._on_drain()):
+        self.drains += 1
+        if self.drains - 1 == self._drain_at and self._on_drain is not None \
+                and inspect.isawaitable(waiting := self._on_drain()):
             await waiting
         return await self._writer.drain()
 
     async def wait_closed(self):
-        self.entered.set()
         if self._on_wait is not None:
             self._on_wait()
         if self._fault is None:
@@ -323,44 +322,18 @@ class _AbortCounter:
         return getattr(self._transport, name)
 
 
-class DrainFault:
-    """FAKE writer: a real StreamWriter whose FIRST ``drain()`` hangs or raises, and whose
-    closing wait never ends if ``closing_hangs``.
-
-    Everything else goes to the real writer (so ``close()`` really closes the
-    socket). ``entered`` is set when that first drain is called.
-    """
-
-    def __init__(self, writer, fault, closing_hangs=False):
-        """``fault`` is ``"hang"`` or an exception instance to raise."""
-        self._writer = writer
-        self._fault = fault
-        self._faulted = False
-        self._closing_hangs = closing_hangs
-        self.entered = asyncio.Event()
-        self.finished = False
-
-    async def wait_closed(self):
-        if self._closing_hangs:
-            await asyncio.Event().wait()  # never set
-        return await self._writer.wait_closed()
-
-    def __getattr__(self, name):
-        return getattr(self._writer, name)
-
-    async def drain(self):
-        if self._faulted:
-            return await self._writer.drain()
-        self._faulted = True
-        self.entered.set()
-        if self._fault == "hang":
-            await asyncio.Event().wait()  # never set
-        raise self._fault
+def _fails(fault):
+    """``fault`` raised, or (``"hang"``) an awaitable that never ends."""
+    if fault == "hang":
+        return asyncio.Event().wait()
+    raise fault
 
 
 @contextlib.contextmanager
 def faulty_first_drain(fault, closing_hangs=False):
-    """Within the block, ``asyncio.open_connection`` returns a ``DrainFault(fault, closing_hangs)`` writer.
+    """Within the block, ``asyncio.open_connection`` returns a ``CloseFault`` writer whose first
+    ``drain()`` hangs (``fault`` "hang") or raises ``fault``, and whose closing wait never ends
+    if ``closing_hangs``.
 
     Yields the list of fakes made, so a test can see whether its code under
     test connected through ``asyncio.open_connection`` at all (SPEC.md step 7
@@ -371,7 +344,7 @@ def faulty_first_drain(fault, closing_hangs=False):
 
     async def open_connection(*args, **kwargs):
         reader, writer = await real(*args, **kwargs)
-        made.append(DrainFault(writer, fault, closing_hangs))
+        made.append(CloseFault(writer, "hang" if closing_hangs else None, on_drain=lambda: _fails(fault)))
         return reader, made[-1]
 
     asyncio.open_connection = open_connection
