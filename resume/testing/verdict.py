@@ -28,16 +28,18 @@ import dataclasses
 import re
 import shlex
 
+from resume.testing import model
+
 # --------------------------------------------------------- SPEC.md, quoted
 
 # Clause ids as in quality/clauses.py; each quote is SPEC.md's own words
 # (line breaks aside). tests/test_check_report.py checks both.
 QUOTES = {
-    "S1.frame": "A frame is one ASCII line `EVENT <seq> <delta>` ending in LF, at most 64 bytes long; "
+    "S1.frame": f"A frame is one ASCII line `EVENT <seq> <delta>` ending in LF, at most {model.FRAME_MAX} bytes long; "
                 "return the tuple `(seq, delta)`.",
     "S1.errors": "ValueError for: a leading zero on any number other than `0` itself, a `+` sign, `-0`, "
                  "CRLF, a missing final newline, more than one line, non-ASCII.",
-    "S1.ranges": "`seq` is 0–2147483647, `delta` is -1000–1000.",
+    "S1.ranges": f"`seq` is {model.SEQ_MIN}–{model.SEQ_MAX}, `delta` is {model.DELTA_MIN}–{model.DELTA_MAX}.",
     "D2.spaces": "A frame has exactly one ASCII space between `EVENT`, seq and delta; `EVENT` is upper case; "
           "digits are ASCII `0-9` only.",
     "D13": "`parse_line` takes `bytes` instances (subclasses too); `bytearray` and `memoryview` are not bytes.",
@@ -47,8 +49,8 @@ QUOTES = {
     "S2.create-once": "It creates the two tables only when they do not exist",
     "S2.init-once": "inserts the checkpoint's initial row `(1, -1, 0)` only when it does not exist",
     "S2.state": "`state(con)` returns the tuple `(last, total)`.",
-    "D3.connect": "`open_store` connects with `sqlite3.connect(path, timeout=1.0, isolation_level=None)`; "
-                  "`PRAGMA busy_timeout` then reads 1000.",
+    "D3.connect": f"`open_store` connects with `sqlite3.connect(path, timeout={model.BUSY_TIMEOUT}, isolation_level=None)`; "
+                  f"`PRAGMA busy_timeout` then reads {round(model.BUSY_TIMEOUT * 1000)}.",
     "S2.close-on-failure": "If initialisation fails, close the connection and let the error propagate.",
     "S3.exceptions": "Declare `Gap` and `Conflict` as subclasses of `Exception`.",
     "S3.int-args": "Accept only `int`s (not `bool`) in the step-1 ranges; anything else is ValueError.",
@@ -97,7 +99,7 @@ QUOTES = {
     "D11.error-wins": "The session's own error is never replaced by a closing error.",
     "S7.validate-first": "Validate `timeout` first.",
     "S7.order": "Then open, in this order, `open_store(path)` and `asyncio.open_connection(host, port, "
-                "limit=64)` bounded by `timeout`.",
+                f"limit={model.READER_LIMIT})` bounded by `timeout`.",
     "S7.resume": "Write the DB's `last` as `b\"RESUME <last>\\n\"`, `drain` bounded by `timeout`, hand over "
                  "to `consume_session`, and return its result.",
     "S7.close-db": "Close the DB connection on every path; if something fails before `consume_session` "
