@@ -135,14 +135,16 @@ async def explore(impl_path, run, point):
             # consistent (checked below). An error swallowed by the implementation
             # shows as an ACK missing, an ACK for an event not stored, or a wrong state.
             if publisher.sessions[0].acks != ACKS or hit.out.strip() != FINAL:
-                return [f"{where}: the receiver ended normally, yet its session got ACKs "
-                        f"{publisher.sessions[0].acks} (not {ACKS}) and printed {hit.out.strip()!r} "
-                        f"(not {FINAL!r}): an error was swallowed"]
+                return [model.Problem(f"{where}: the receiver ended normally, yet its session got ACKs "
+                                      f"{publisher.sessions[0].acks} (not {ACKS}) and printed {hit.out.strip()!r} "
+                                      f"(not {FINAL!r}): an error was swallowed", "S7.propagate")]
         elif hit.returncode == receiver.KILLED or not last_line(hit.err).startswith("sqlite3."):
-            return [f"{where}: the receiver did not fail with SQLite's error "
-                    f"(exit {hit.returncode}): {hit.err[-500:]}"]
+            return [model.Problem(f"{where}: the receiver did not fail with SQLite's error "
+                                  f"(exit {hit.returncode}): {hit.err[-500:]}", "S7.propagate")]
         if after_crash:
-            return [f"{where}: {p}" for p in after_crash]
+            # Torn by the crash: the killed transaction was not rolled back (step 3's failure).
+            return [model.Problem(f"{where}: {p}", "S3.rollback" if p.clause == "S3.one-transaction" else p.clause)
+                    for p in after_crash]
         code, err, acked, stored = resumed
         if code != 0:
             return [f"{where}, the resuming receiver failed (exit {code}): {last_line(err)}"]
@@ -166,8 +168,10 @@ async def sweep(impl_path, run, points, expected):
     for point in points:
         if problems := await explore(impl_path, run, point):
             where = run.describe(point)
+            # A torn store names its clause (model.Problem); a resumed session that applied twice, the lab's.
+            clause = next((p.clause for p in problems if isinstance(p, model.Problem)), model.OBSERVED["applied once"])
             model.differs(f"{SESSION}, {where}; then the store, and a new receiver resuming", expected,
-                          "; ".join(problem.removeprefix(where).lstrip(",: ") for problem in problems))
+                          "; ".join(problem.removeprefix(where).lstrip(",: ") for problem in problems), clause)
 
 
 def summary(run, points):

@@ -31,7 +31,8 @@ def test_parse_line_does_what_the_model_predicts(impl, kind, data):
     calls = data.draw(sts.line_calls(kind), label="lines, one call each")
     for number, line in enumerate(calls):
         after = f" after parse_line({calls[number - 1]!r})" if number else ""
-        model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line), f"parse_line({line!r}){after}")
+        model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line, calls[number - 1] if number else None),
+                     f"parse_line({line!r}){after}")
 
 
 test_parse_line_does_what_the_model_predicts_first_look = first_look(

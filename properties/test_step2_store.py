@@ -50,42 +50,44 @@ def test_reopening_keeps_the_cursor_the_total_and_the_ledger(impl, window, extra
             assert read(path) == ((last, total), dict(window))
 
 
-def table_columns(con, table):
-    """``[(name, TYPE, notnull, pk)]``, the type upper-cased (SQL is case-insensitive)."""
-    return [(name, ctype.upper(), notnull, pk) for _, name, ctype, notnull, _, pk in con.execute(f"PRAGMA table_info({table})")]
-
-
-def rejects(con, sql, params=()):
-    """True if the statement fails on a constraint (and so changes nothing)."""
+def refuses(con, sql):
+    """``"refused"`` if the statement fails on a constraint (and so changes nothing), else ``"accepted"``."""
     try:
-        con.execute(sql, params)
+        con.execute(sql)
     except sqlite3.IntegrityError:
-        return True
-    return False
+        return "refused"
+    return "accepted"
+
+
+# Rows that probe each table's keys and constraints, in order, in one transaction: another
+# checkpoint id, a second row id 1, a NULL cursor or total; a ledger row, then its seq again, a NULL delta.
+PROBES = [("checkpoint", "INSERT INTO checkpoint(id, last, total) VALUES (2, 0, 0)"),
+          ("checkpoint", "INSERT INTO checkpoint(id, last, total) VALUES (1, 0, 0)"),
+          ("checkpoint", "UPDATE checkpoint SET last = NULL WHERE id = 1"),
+          ("checkpoint", "UPDATE checkpoint SET total = NULL WHERE id = 1"),
+          ("ledger", "INSERT INTO ledger(seq, delta) VALUES (5, 1)"),
+          ("ledger", "INSERT INTO ledger(seq, delta) VALUES (5, 2)"),
+          ("ledger", "INSERT INTO ledger(seq, delta) VALUES (6, NULL)")]
 
 
 def test_the_tables_have_specs_columns_keys_and_constraints(impl, tmp_path):
+    """The tables open_store makes are SPEC.md's: the columns, types and keys that SPEC's own schema
+    gives (``model.spec_store``), and the same rows refused. Never by comparing SQL text."""
     path = str(tmp_path / "store.db")
     with opened(impl, path):
         pass
-    with contextlib.closing(busy.connect(path, isolation_level=None)) as own:
-        # notnull is not compared for the INTEGER PRIMARY KEY columns: a rowid
-        # alias can never hold NULL, with or without a NOT NULL clause.
-        checkpoint = table_columns(own, "checkpoint")
-        assert [(n, t, pk) for n, t, _, pk in checkpoint] == [("id", "INTEGER", 1), ("last", "INTEGER", 0), ("total", "INTEGER", 0)]
-        assert [nn for _, _, nn, _ in checkpoint[1:]] == [1, 1]
-        ledger = table_columns(own, "ledger")
-        assert [(n, t, pk) for n, t, _, pk in ledger] == [("seq", "INTEGER", 1), ("delta", "INTEGER", 0)]
-        assert ledger[1][2] == 1
-
+    with contextlib.closing(busy.connect(path, isolation_level=None)) as own, \
+            contextlib.closing(model.spec_store()) as specs:
+        for table, clause in model.TABLE_CLAUSES.items():
+            if model.columns(own, table) != model.columns(specs, table):
+                model.differs(f"PRAGMA table_info({table}) on a new store (name, type, NOT NULL, key)",
+                              model.columns(specs, table), model.columns(own, table), clause)
         own.execute("BEGIN")
-        assert rejects(own, "INSERT INTO checkpoint(id, last, total) VALUES (2, 0, 0)"), "CHECK(id=1)"
-        assert rejects(own, "INSERT INTO checkpoint(id, last, total) VALUES (1, 0, 0)"), "id is the primary key"
-        assert rejects(own, "UPDATE checkpoint SET last = NULL WHERE id = 1"), "last NOT NULL"
-        assert rejects(own, "UPDATE checkpoint SET total = NULL WHERE id = 1"), "total NOT NULL"
-        own.execute("INSERT INTO ledger(seq, delta) VALUES (5, 1)")
-        assert rejects(own, "INSERT INTO ledger(seq, delta) VALUES (5, 2)"), "seq is the primary key"
-        assert rejects(own, "INSERT INTO ledger(seq, delta) VALUES (6, NULL)"), "delta NOT NULL"
+        specs.execute("BEGIN")
+        for table, sql in PROBES:
+            expected, got = refuses(specs, sql), refuses(own, sql)
+            if got != expected:
+                model.differs(f"{sql} on a new store", expected, got, model.TABLE_CLAUSES[table])
         own.execute("ROLLBACK")
 
 
@@ -93,10 +95,9 @@ def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_p
     path = str(tmp_path / "store.db")
     for _ in range(2):  # creating the store, and reopening it
         with opened(impl, path) as con:
-            assert isinstance(con, sqlite3.Connection)
-            assert con.isolation_level is None
-            assert con.execute("PRAGMA busy_timeout").fetchone() == (int(model.BUSY_TIMEOUT * 1000),)
-            assert not con.in_transaction
+            for what, expected, got in model.connection_settings(con):
+                if got != expected:
+                    model.differs(f"open_store(path), then {what}", expected, got, model.CONNECTION_CLAUSES[what])
 
 
 def test_a_new_store_another_connection_holds_locked_raises_within_the_busy_timeout(impl, tmp_path):
@@ -117,12 +118,14 @@ def test_a_new_store_another_connection_holds_locked_raises_within_the_busy_time
         model.expect(got, model.open_store(path, locked=True), what)
         if waited >= 2 * model.BUSY_TIMEOUT:
             model.differs(f"{what}, its busy timeout {model.BUSY_TIMEOUT:g} s",
-                          f"raises within {model.BUSY_TIMEOUT:g} s", f"raises after {waited:.2f} s")
+                          f"raises within {model.BUSY_TIMEOUT:g} s", f"raises after {waited:.2f} s",
+                          model.OBSERVED["busy wait of open_store"])
         # SQLite closes a closed connection's descriptor only once no connection of the
         # process holds a lock on the file (POSIX locks are per process): the lock first.
         other.execute("ROLLBACK")
         if leaks.descriptors_on(path) != own:  # while ``got`` holds the error and its frames
-            model.differs(what, "the connection closed first", "a descriptor of the process still open on the file")
+            model.differs(what, "the connection closed first", "a descriptor of the process still open on the file",
+                          "S2.close-on-failure")
 
 
 _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
@@ -151,15 +154,16 @@ def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing
         if isinstance(got, model.Returned):  # a connection: its state is what the model predicts
             with contextlib.closing(got.value) as con:
                 got = model.outcome_of(impl, impl.state, con)
-        model.expect(got, model.open_store(path, start, fired[0] if fired else None), what)
+        predicted = model.open_store(path, start, fired[0] if fired else None)
+        model.expect(got, predicted, what)
         if isinstance(got, model.Raised) and leaks.descriptors_on(path):  # while ``got`` holds its frames
             model.differs(f"{what}: the connection", "closed before the error propagates",
-                          "a descriptor of the process still open on the file")
+                          "a descriptor of the process still open on the file", predicted.clause)
         del got
         with opened(impl, path) as con:
-            model.expect(model.outcome_of(impl, impl.state, con), model.Returned(start.state()),
+            model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, start),
                          f"{what}; then open_store(path) again, and state(con)")
-        store.expect(path, start.snapshot(), f"{what}: the store, read by another connection")
+        store.expect(path, start, f"{what}: the store, read by another connection")
 
 
 @pytest.mark.parametrize("form", domains.PATH_FORMS)
@@ -180,20 +184,31 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
             model.expect(got, predicted, what)
             if leaks.descriptors_on(os.fsdecode(path)):  # while ``got`` holds the error and its frames
                 model.differs(f"open_store({path!r}) raised {got.kind}", "the connection closed first",
-                              "a descriptor of the process still open on the file")
+                              "a descriptor of the process still open on the file", "S2.close-on-failure")
             return
         con = got.value
         try:
             model.expect(model.outcome_of(impl, impl.state, con), predicted, what)
-            assert impl.apply_event(con, 0, delta) is True
+            applied = model.outcome_of(impl, impl.apply_event, con, 0, delta)
+            if isinstance(applied, model.Raised):  # the store it opened cannot be written: not the one at the path
+                model.differs(f"{what}; apply_event(con, 0, {delta})", "returns True", model.plain(applied),
+                              model.OBSERVED["path as given"])
         finally:
             con.close()
-        expected = model.Store(ledger=kept)  # the rows it found are kept
+        expected = model.Store(ledger=kept, because=model.OBSERVED["path as given"])  # the rows it found are kept
         if model.path_kind(path) == model.PATH_FILE:
             expected.apply_event(0, delta)
-            assert read(os.fsdecode(path)) == expected.snapshot(), f"the store is not at {path!r} itself"
-        with opened(impl, path) as con:
-            assert impl.state(con) == expected.state(), f"open_store({path!r}) again"
+            expected.because = model.OBSERVED["path as given"]  # the store is the file at that very path
+            store.expect(os.fsdecode(path), expected, f"{what}; apply_event(con, 0, {delta}): the file at the path itself")
+        again = model.outcome_of(impl, impl.open_store, path)
+        what += f"; apply_event(con, 0, {delta}); then open_store({path!r}) again, and state(con)"
+        if isinstance(again, model.Returned):
+            with contextlib.closing(again.value) as con:
+                again = model.outcome_of(impl, impl.state, con)
+        if again != model.Returned(expected.state()):
+            found = read(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else None
+            model.differs(what, model.Returned(expected.state()), model.plain(again),
+                          expected.blame(found) if found is not None else expected.because)
 
 
 test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says_first_look = first_look(
@@ -235,4 +250,4 @@ def test_state_reads_one_snapshot_while_another_connection_commits(impl, last, t
             if got not in snapshots:
                 model.differs(f"state(con) on a store at last={last}, total={total}, while another connection "
                               f"commits apply_event(other, {last + 1}, {delta}) as its statement #{at} starts",
-                              f"{snapshots[0]} or {snapshots[1]}", got)
+                              f"{snapshots[0]} or {snapshots[1]}", model.plain(got), model.OBSERVED["state read"])

@@ -36,11 +36,13 @@ def check(impl, events, last, limit):
     model.expect(got, expected, what)
     if isinstance(got, model.Returned):
         if not (isinstance(got.value, list) and got.value is not events):
-            model.differs(what, "a new list", "the very list it was given" if got.value is events else f"a {type(got.value).__name__}")
+            model.differs(what, "a new list", "the very list it was given" if got.value is events else
+                          f"a {type(got.value).__name__}", model.OBSERVED["new list"])
     if before is not None:
         if not (events == before and len(events) == len(items) and all(map(operator.is_, items, events))):
             model.differs(what, f"the caller's log left as it was: {before!r}, the very same items",
-                          f"the log is now {events!r}" + ("" if events != before else " (equal, but other item objects)"))
+                          f"the log is now {events!r}" + ("" if events != before else " (equal, but other item objects)"),
+                          model.OBSERVED["log unchanged"])
     return got
 
 
@@ -54,12 +56,12 @@ def test_replay_does_what_the_model_predicts(impl, kind, data):
         # The caller changes the first item it was given: the next answer must show it.
         at = events.index(got.value[0])
         seq, delta = events[at]
-        events[at] = (seq, delta + 1 if delta < model.DELTA_MAX else delta - 1)
+        events[at] = (seq, model.other_delta(delta))
         kept, copy = got.value, list(got.value)
         check(impl, events, last, limit)
         if kept != copy:  # a new list each time: the one the caller kept is the caller's
             model.differs(f"the list replay({events!r}, {last!r}, {limit!r}) returned before, kept by the caller",
-                          f"left as it was: {copy!r}", f"it is now {kept!r}")
+                          f"left as it was: {copy!r}", f"it is now {kept!r}", model.OBSERVED["new list"])
 
 
 test_replay_does_what_the_model_predicts_first_look = first_look(
@@ -75,4 +77,4 @@ def test_replay_of_the_largest_log_cuts_from_the_cursor_by_the_limit(impl):
 
 def test_resync_required_is_an_exception(impl):
     """Step 4: "Declare ResyncRequired as a subclass of Exception" (so `except Exception` handles it)."""
-    assert issubclass(impl.ResyncRequired, Exception)
+    model.expect_exception_class(impl, "ResyncRequired")

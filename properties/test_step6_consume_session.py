@@ -36,6 +36,7 @@ import asyncio
 import dataclasses
 import errno
 import functools
+import sqlite3
 import time
 
 import pytest
@@ -148,30 +149,45 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
                 closed = await settle(writer)
                 ended = await peer.all_ended(PEER_ENDS_WITHIN) if reads else None
                 received = peer.connections[0].received[len(RESUME):] if peer.connections else b""
-            con.execute("SELECT 1")  # sqlite3.ProgrammingError if the session closed it
-            assert not con.in_transaction, "consume_session left a transaction open"
+            try:
+                con.execute("SELECT 1")
+            except sqlite3.ProgrammingError as error:  # the session closed it
+                model.differs("the DB connection after consume_session", "still open", f"closed ({error})",
+                              model.OBSERVED["DB connection open"])
+            if con.in_transaction:
+                model.differs("the DB connection after consume_session", "no transaction left open",
+                              "con.in_transaction is True", "S3.rollback")
             return Seen(outcome, elapsed, store.read(path), received.splitlines(keepends=True), closed, ended,
                         given[1])
         finally:
             con.close()
 
 
-def compare(seen, outcome, acks, store_after, what, exact=True):
-    """Assert that the session ``seen`` did what the model predicts: ``outcome``, the ``acks``
-    (all of them; with ``exact`` False, at most these, in order; None: not seen), the store
-    ``store_after`` (a ``model.Store``), the socket closed and the peer seeing the end."""
-    model.expect(seen.outcome, outcome, what)
+def compare(seen, predicted, store_after, what, *, outcome=None, acks=True, exact=True, closing_error=None):
+    """Assert that the session ``seen`` did what the model's session ``predicted`` says: its
+    outcome (``outcome``: the one after a failing closing wait), its ACKs (all of them; with
+    ``exact`` False, at most these, in order; ``acks`` False: not seen), the store ``store_after``
+    (a ``model.Store``), the socket closed and the peer seeing the end."""
+    # An ACK too many first: it says more of what went wrong than the end does.
+    expected = predicted.acks
+    differ = acks and seen.acks != (expected if exact else expected[: len(seen.acks)])
+    if differ and len(seen.acks) > len(expected):
+        model.differs(f"{what}: the ACKs the server read", acks_text(expected) + ("" if exact else " at most, in order"),
+                      acks_text(seen.acks), predicted.acks_clause(seen.acks))
+    model.expect(seen.outcome, outcome or predicted.outcome, what)
     if seen.stored != store_after.snapshot():
         model.differs(f"{what}: the store after the session (read from another connection)",
                       f"last={store_after.last}, ledger={store_after.ledger}: exactly what was committed",
-                      f"last={seen.stored[0][0]}, ledger={seen.stored[1]}")
-    if acks is not None and seen.acks != (acks if exact else acks[: len(seen.acks)]):
-        model.differs(f"{what}: the ACKs the server read", acks_text(acks) + ("" if exact else " at most, in order"),
-                      acks_text(seen.acks))
+                      f"last={seen.stored[0][0]}, ledger={seen.stored[1]}", predicted.store_clause(store_after, seen.stored))
+    if differ:
+        model.differs(f"{what}: the ACKs the server read", acks_text(expected) + ("" if exact else " at most, in order"),
+                      acks_text(seen.acks), predicted.acks_clause(seen.acks))
     if not seen.closed:
-        model.differs("the client's socket after consume_session", "closed", "never closed")
+        model.differs("the client's socket after consume_session", "closed", "never closed",
+                      predicted.closed_clause(closing_error))
     if seen.ended is False:
-        model.differs("the server's side of the connection", "the connection ends", "the server never saw it end")
+        model.differs("the server's side of the connection", "the connection ends", "the server never saw it end",
+                      predicted.closed_clause(closing_error))
 
 
 # ------------------------------------------------- the session, as a scenario
@@ -358,7 +374,7 @@ def hook_of(scenario, error, cancel=None):
 
 def by_kind(outcome):
     """A predicted cancellation as what is seen of it: ``raises CancelledError`` (asyncio makes the object)."""
-    return model.Raised("CancelledError") if getattr(outcome, "kind", None) == "CancelledError" else outcome
+    return dataclasses.replace(outcome, error=None) if getattr(outcome, "kind", None) == "CancelledError" else outcome
 
 
 def model_inputs(scenario, close_error, drain_error):
@@ -415,7 +431,7 @@ GAP = model.frame(2, 5)
 @example(Scenario((F05,), hook="plain", fails_at=0, closing="hang", cancel="closing wait"))
 @example(Scenario((F05,), closing="slow"))
 @example(Scenario((F05,), timeout=0, closing="slow"))  # awaited within the 1 s
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path(impl, scenario):
     """Whatever the peer sends and whatever fails when, the session does what the model predicts:
     its outcome, the store, the ACKs, the calls of before_ack, the reclaimed connection, the time."""
@@ -431,7 +447,7 @@ test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path_first
 # One example, not shrunk: each try costs a second or two, and the report names the session that differs.
 @settings(max_examples=1, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(st.tuples(*map(domains.timeouts, domains.INVALID_TIMEOUT_CLASSES)))
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_second(impl, timeouts):
     """The property's one path that waits a whole second (decision 10's bound after an invalid
     timeout), in a test of its own so that a plain run reaches every other test of step 6 first.
@@ -450,7 +466,7 @@ async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_s
 @pytest.mark.asyncio
 @pytest.mark.parametrize("shape", ["blocks", "awaits", "a late line, then a slow drain",
                                    "the first line past the timeout", "the second line past the timeout"])
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_has_its_own_bound(impl, shape):
     """"Bound every readline wait by timeout", "a drain bounded by timeout": each wait, not the
     session as a whole, and not before_ack, whose awaitable is awaited (decision 8). Here
@@ -478,11 +494,13 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
         return asyncio.sleep(slow if shape == "awaits" else 0)
 
     expected = model.Store()
+    slow_part = {"blocks": "before_ack blocks", "awaits": "before_ack awaits",
+                 "a late line, then a slow drain": "a read and its drain"}
     if late:
         predicted = await expected.session(lines[:late - 1], "TimeoutError", timeout, lambda seq: None)
         waits = f"line {late} comes {slow:.3f} s after its read starts"
     else:
-        predicted = await expected.session(lines, None, timeout, lambda seq: None)
+        predicted = await expected.session(lines, None, timeout, lambda seq: None, slow=slow_part.get(shape))
         waits = (f"before_ack {shape} {slow} s" if shape != "a late line, then a slow drain" else
                  f"the first line comes {slow:.3f} s after the read starts, and the first drain takes {slow:.3f} s")
     what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where {waits}, "
@@ -497,11 +515,11 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
         return peers.ReadHook(reader, 2, lambda: asyncio.sleep(0)), writer, before_ack
 
     seen = await play(impl, lines, timeout, within=4 * slow + SLACK, wrap=wrap)
-    compare(seen, predicted.outcome, predicted.acks, expected, what)
+    compare(seen, predicted, expected, what)
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_a_line_trickled_past_the_timeout_is_a_timeout_though_each_byte_is_not(impl):
     """"Bound every readline wait by timeout": the wait for a line, not for each byte. The peer
     sends a frame a byte every third of the timeout: the line is not whole within the timeout."""
@@ -510,12 +528,12 @@ async def test_a_line_trickled_past_the_timeout_is_a_timeout_though_each_byte_is
     predicted = await expected.session([], "TimeoutError", timeout)
     what = f"consume_session(reader, writer, con, {timeout}) where the server sends EVENT 0 5 a byte every {SHORT} s"
     seen = await play(impl, [F05], timeout, within=len(F05) * SHORT + SLACK, pace=SHORT)
-    compare(seen, predicted.outcome, predicted.acks, expected, what)
+    compare(seen, predicted, expected, what)
 
 
 @pytest.mark.asyncio
 @given(domains.timeout_ends())
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
     """Decision 10: the smallest positive float, the largest finite float and the largest int that
     still becomes a float are valid. With the largest the session runs to EOF; with the smallest it
@@ -529,19 +547,19 @@ async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case
         predictions.append((await store_after.session([F05, F17][:committed], ending, timeout), store_after))
     predicted, store_after = next(((p, after) for p, after in predictions
                                    if seen.outcome == p.outcome and seen.stored == after.snapshot()), predictions[0])
-    compare(seen, predicted.outcome, predicted.acks, store_after, f"consume_session(reader, writer, con, {timeout!r})")
+    compare(seen, predicted, store_after, f"consume_session(reader, writer, con, {timeout!r})")
 
 
 @pytest.mark.asyncio
 @given(domains.timeout_ends(valid=False))
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
     """One step outside the valid range (0.0, -5e-324, inf, 2**1024): ValueError, nothing consumed."""
     label, timeout = case
     store_after = model.Store()
     predicted = await store_after.session([F05, F17], None, timeout)
     seen = await play(impl, [F05, F17], timeout, within=TIMEOUT)
-    compare(seen, predicted.outcome, predicted.acks, store_after, f"consume_session(reader, writer, con, {timeout!r})")
+    compare(seen, predicted, store_after, f"consume_session(reader, writer, con, {timeout!r})")
 
 
 async def session_as_predicted(impl, scenario, notes=True):
@@ -561,7 +579,7 @@ async def session_as_predicted(impl, scenario, notes=True):
     model_hook, _, _ = hook_of(scenario, asyncio.CancelledError() if scenario.cancel == "before_ack" else hook_error)
     predicted = await store_after.session(list(scenario.lines), ending, timeout, model_hook, drain, scenario.drain_at)
     closing_error, _ = predicted.closing(wait)
-    expected = by_kind(predicted.after_closing(closing_error))
+    expected = by_kind(predicted.after_closing(closing_error, wait))
     if notes:
         for line in scenario.exchange():
             note(line)
@@ -586,24 +604,24 @@ async def session_as_predicted(impl, scenario, notes=True):
     seen = await play(impl, scenario.lines, timeout, within=predicted.duration(wait) + SLACK, end=scenario.end,
                       reads=scenario.reads, wrap=wrap)
     # A peer that never reads sees no ACK; a session that fails may end the connection before its last ACK.
-    compare(seen, expected, predicted.acks if scenario.reads else None, store_after,
-            scenario.exchange()[0].split(" on a new")[0], exact=isinstance(predicted.outcome, model.Returned))
+    compare(seen, predicted, store_after, scenario.exchange()[0].split(" on a new")[0], outcome=expected,
+            acks=scenario.reads, exact=isinstance(predicted.outcome, model.Returned), closing_error=closing_error)
     if hooked["calls"] != predicted.calls:
         model.differs("the seqs before_ack was called with (after each commit, duplicates too)",
-                      predicted.calls, hooked["calls"])
+                      predicted.calls, hooked["calls"], model.OBSERVED["before_ack calls"])
     if scenario.hook == "awaitable" and hooked["awaited"] != hooked["calls"]:
         model.differs("the awaitables before_ack returned", f"all awaited: {hooked['calls']}",
-                      f"awaited: {hooked['awaited']}")
+                      f"awaited: {hooked['awaited']}", model.OBSERVED["awaitables awaited"])
     if predicted.aborts(closing_error) and seen.writer.transport.aborts < 1:
         model.differs(f"after the closing wait failed ({type(closing_error).__name__})",
-                      "writer.transport.abort() called", "no abort()")
+                      "writer.transport.abort() called", "no abort()", predicted.abort_clause(closing_error))
     if scenario.closing == "slow" and closing_error is None and not seen.writer.finished:
         model.differs("the closing wait, within its bound", "awaited to its end",
-                      "it was cut short (abort() before it ended)")
+                      "it was cut short (abort() before it ended)", predicted.closing_clause())
     least, most = predicted.duration(wait), predicted.duration(wait) + LATE
     if not 0.9 * least <= seen.elapsed <= most:
         model.differs("the time consume_session took", f"{least:.2f} s (within {0.9 * least:.2f}-{most:.2f} s)",
-                      f"{seen.elapsed:.2f} s")
+                      f"{seen.elapsed:.2f} s", predicted.duration_clause(wait))
 
 
 # ------------------------------------------------- any timeout, any before_ack
@@ -630,7 +648,7 @@ STATEMENT_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements
 @pytest.mark.parametrize("parameter,kind", CLASSES, ids=[f"{p}: {k}" for p, k in CLASSES])
 @searching(max(5, settings.default.max_examples // 3))  # 5 ms an example
 @given(data=st.data(), log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3), duplicate=st.booleans())
-@each_example_clean
+@each_example_clean("consume_session")
 async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log, duplicate):
     """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
     invalid timeout, a falsy or uncallable hook, one that raises any BaseException (directly or from
@@ -691,14 +709,21 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         store_after, models = model.Store(), domains.fresh(before_ack)
         predicted = await store_after.session(lines, None, timeout, models, failed=failure[1], failed_after=failure[0])
     note(what)
-    compare(seen, predicted.outcome, predicted.acks, store_after, what)
+    compare(seen, predicted, store_after, what)
     if isinstance(mine, domains.Hook) and mine.calls != models.calls:
         model.differs("the calls of before_ack (once per commit, before its ACK)",
                       ", ".join(f"before_ack({seq})" for (seq,) in models.calls) or "no call",
-                      ", ".join(f"before_ack({', '.join(map(repr, args))})" for args in mine.calls) or "no call")
-    if isinstance(mine, domains.Hook):
-        assert mine.awaited == models.awaited, "an awaitable before_ack returns must be awaited before the ACK"
-        assert all(committed_at_hook), "before_ack was called before its event was committed"
+                      ", ".join(f"before_ack({', '.join(map(repr, args))})" for args in mine.calls) or "no call",
+                      model.calls_clause(before_ack, model.OBSERVED["before_ack calls"]))
+    if isinstance(mine, domains.Hook) and mine.awaited != models.awaited:
+        awaited = [args[0] for args in mine.awaited]
+        model.differs("the awaitables before_ack returned", f"awaited, for seqs {[a[0] for a in models.awaited]}",
+                      f"awaited for seqs {awaited}, the others never awaited" if awaited else "never awaited",
+                      model.OBSERVED["awaitables awaited"])
+    if not all(committed_at_hook):
+        seq = [call for (call,), seen_it in zip(mine.calls, committed_at_hook) if not seen_it][0]
+        model.differs(f"inside before_ack({seq}), another connection reads the ledger", f"event {seq} committed",
+                      f"no row for seq {seq} yet", "S6.ack-after-commit")
 
 
 test_any_timeout_and_any_before_ack_do_what_the_model_predicts_first_look = first_look(

@@ -62,7 +62,8 @@ def assert_store_closed(path):
     """No connection of this process is open on the store (checked while the
     implementation's frames are still reachable from the outcome)."""
     if leaks.descriptors_on(path):
-        model.differs("the store's file after run_client returned", "closed (no descriptor of the process on it)", "still open: run_client left its store connection open")
+        model.differs("the store's file after run_client returned", "closed (no descriptor of the process on it)",
+                      "a descriptor of the process still open on it", model.OBSERVED["store closed"])
 
 
 # ------------------------------------------------- before the session
@@ -74,9 +75,10 @@ def expect_run(got, predicted, what, path, after=None):
     model.expect(got, predicted.outcome, what)
     assert_store_closed(path)
     if not predicted.opens and os.path.exists(path):
-        model.differs(what, f"{predicted.outcome} before anything is opened", "a store file was created")
+        model.differs(what, f"{predicted.outcome} before anything is opened", "a store file was created",
+                      model.OBSERVED["nothing opened"])
     if predicted.opens:
-        store.expect(path, (after or model.Store()).snapshot(), f"{what}: the store (opened first)")
+        store.expect(path, after or model.Store(), f"{what}: the store (opened first)")
 
 
 def expect_sent(peer, predicted, what):
@@ -86,7 +88,7 @@ def expect_sent(peer, predicted, what):
     expected = [predicted.resume + b"".join(predicted.acks)] if predicted.resume else []
     if sent != expected:
         model.differs(f"{what}: what the server read, on each connection", expected or "no connection",
-                      sent or "no connection")
+                      sent or "no connection", predicted.sent_clause(sent))
 
 
 # One run per class of each parameter, the other drawn from its whole domain.
@@ -97,7 +99,7 @@ CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ac
 @pytest.mark.parametrize("parameter,kind", CLASSES, ids=[f"{p}: {k}" for p, k in CLASSES])
 @given(data=st.data(), log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3))
 @settings(max_examples=max(3, settings.default.max_examples // 5))  # most classes hold a few values
-@each_example_clean
+@each_example_clean("run_client")
 async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log):
     """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
     invalid timeout raises ValueError before anything is opened (no store file, no connection);
@@ -123,14 +125,16 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     if isinstance(mine, domains.Hook) and (mine.calls, mine.awaited) != (models.calls, models.awaited):
         model.differs(f"{what}: the calls of before_ack (once per commit, before its ACK, its awaitable awaited)",
                       f"called for {[c for (c,) in models.calls]}, awaited for {models.awaited}",
-                      f"called for {[c for c, *_ in mine.calls]}, awaited for {mine.awaited}")
+                      f"called for {[c for c, *_ in mine.calls]}, awaited for {mine.awaited}",
+                      model.calls_clause(before_ack, model.OBSERVED["before_ack calls"]) if mine.calls != models.calls
+                      else model.OBSERVED["awaitables awaited"])
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("form", domains.PATH_FORMS)
 @given(data=st.data())
 @settings(max_examples=max(1, settings.default.max_examples // 20))  # most forms draw nothing
-@each_example_clean
+@each_example_clean("run_client")
 async def test_any_path_is_opened_first_and_as_given(impl, form, data):
     """``path`` from its whole domain (``domains.paths``): the store is opened before the
     connection, as ``open_store(path)`` opens it (a path where no store can be opened raises
@@ -156,14 +160,14 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
             assert_store_closed(os.fsdecode(path))
             expect_sent(peer, predicted, what + run)
         if model.path_kind(path) == model.PATH_FILE:
-            store.expect(os.fsdecode(path), expected.snapshot(), f"{what}: the store at the path itself")
+            store.expect(os.fsdecode(path), expected, f"{what}: the store at the path itself")
         elif model.path_kind(path) == model.PATH_FORGETS and os.fsdecode(path) and os.path.exists(path):
             model.differs(f"{what}: the working folder", "no file named :memory: (a store that forgets)",
-                          "a file of that name")
+                          "a file of that name", model.OBSERVED["path as given"])
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("run_client")
 async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
     """Decision 16: one connection attempt. A refusal comes at once; a run_client still at it
     RETRIES_WITHIN later is given a listener, which the next attempt would reach."""
@@ -176,13 +180,14 @@ async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
             task.cancel()
             await outcome_of(impl, task, SLACK)
             model.differs(f"{what}, and a listener there {RETRIES_WITHIN} s later",
-                          "one connection attempt, refused", "it tried again and reached the listener")
+                          "one connection attempt, refused", "it tried again and reached the listener",
+                          model.OBSERVED["connection attempts"])
         got = await outcome_of(impl, task, TIMEOUT + SLACK)
         expect_run(got, await model.Store().run_client(TIMEOUT, connect="ConnectionRefusedError"), what, path)
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("run_client")
 async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_store_is_closed(impl):
     """The peer's accept queue is full, so the kernel drops the SYN: the attempt
     neither succeeds nor is refused. The connect is bounded by the timeout."""
@@ -198,7 +203,7 @@ async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_sto
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("run_client")
 async def test_the_connection_has_its_whole_timeout_after_open_store_waited_for_a_lock(impl):
     """"``asyncio.open_connection(...)`` bounded by ``timeout``": a bound of the connection's own,
     not one that open_store's time counts against. Another connection holds the store's write
@@ -207,7 +212,7 @@ async def test_the_connection_has_its_whole_timeout_after_open_store_waited_for_
     timeout; one that does not wait meets the lock in the session's first commit instead."""
     timeout, locked = 0.05, 0.2
     lines = [model.frame(0, 5)]
-    predicted = await model.Store().run_client(timeout, lines)
+    predicted = await model.Store().run_client(timeout, lines, slow="open_store")
     after = model.Store()
     after.consume_line(lines[0])
     what = (f"run_client(host, port, path, {timeout}) on a store another connection holds locked for {locked} s, "
@@ -230,7 +235,7 @@ async def test_the_connection_has_its_whole_timeout_after_open_store_waited_for_
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("lines", [[], [model.frame(0, 5), model.frame(1, -3)]], ids=["at once", "after its lines"])
-@each_example_clean
+@each_example_clean("run_client")
 async def test_a_peer_that_resets_gives_a_ConnectionError_and_closes_the_store(impl, lines):
     """A reset at once, or once the client has ACKed the peer's lines (it is reading for more):
     the ConnectionError propagates, what was committed stays, and there is no second connection."""
@@ -246,12 +251,13 @@ async def test_a_peer_that_resets_gives_a_ConnectionError_and_closes_the_store(i
         if lines:  # (a reset at once comes before the RESUME line is read)
             expect_sent(peer, predicted, what)
         elif len(peer.connections) != 1:
-            model.differs(f"{what}: the connections made", "one (decision 16: one attempt)", len(peer.connections))
+            model.differs(f"{what}: the connections made", "one", len(peer.connections),
+                          model.OBSERVED["connection attempts"])
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled", "raises, and the closing wait hangs"])
-@each_example_clean
+@each_example_clean("run_client")
 async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault):
     """FAKE first drain (``peers.faulty_first_drain``): raises a ConnectionError,
     hangs past the timeout, or hangs until run_client is cancelled. The error
@@ -283,9 +289,11 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
         expect_run(got, predicted, what, path)
         if elapsed >= duration + LATE:
             model.differs(f"{what}: the time run_client took", f"{duration:.2f} s (the RESUME drain and the closing "
-                          "wait each bounded by the timeout)", f"{elapsed:.2f} s")
+                          "wait each bounded by the timeout)", f"{elapsed:.2f} s",
+                          model.OBSERVED["socket reclaimed before the session"])
         if not closed:
-            model.differs(what, "the socket closed before the error propagates", "the socket was left open")
+            model.differs(what, "the socket closed before the error propagates", "the socket was left open",
+                          model.OBSERVED["socket reclaimed before the session"])
         assert ended, "the publisher never saw the connection end"
 
 
@@ -293,7 +301,7 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
 @pytest.mark.parametrize("kind", sorted(statements.ERRORS))
 @given(data=st.data())
 @settings(max_examples=2)
-@each_example_clean
+@each_example_clean("run_client")
 async def test_a_statement_failing_after_open_store_propagates_and_reclaims_everything(impl, kind, data):
     """A FAKE failure (``resume.testing.statements``) of the first statement run_client runs after
     open_store returned (the cursor read for RESUME, wherever it is; or a statement of the
@@ -317,7 +325,8 @@ async def test_a_statement_failing_after_open_store_propagates_and_reclaims_ever
         assert_store_closed(path)
     model.expect(got, model.propagates(error) if fired else model.Returned((0, 5)), what)
     if not ended:
-        model.differs(f"{what}: the server's side of the connection", "the connection ends", "it never ended")
+        model.differs(f"{what}: the server's side of the connection", "the connection ends", "it never ended",
+                      model.leak_clause("run_client", ["socket:"]))
 
 
 # ------------------------------------------------- resuming from the stored cursor
@@ -341,7 +350,7 @@ def stored_runs(draw):
 @pytest.mark.asyncio
 @searching()
 @given(stored_runs())
-@each_example_clean
+@each_example_clean("run_client")
 async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing(impl, run):
     base, total, applied, fresh, redelivered = run
     first = base + 1
@@ -363,19 +372,27 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
 
     if len(publisher.sessions) != 2:
         model.differs(f"run_client(host, port, path, {TIMEOUT}, before_ack) twice, on a store at last={start.last}",
-                      "two connections, one for each run", f"{len(publisher.sessions)} connection(s)")
+                      "two connections, one for each run", f"{len(publisher.sessions)} connection(s)",
+                      model.OBSERVED["connection attempts"] if len(publisher.sessions) > 2 else predicted[0].resume_clause)
     for session, last in zip(publisher.sessions, (start.last, expected.last)):
         if session.resume != model.resume_line(last):
             model.differs(f"run_client(host, port, path, {TIMEOUT}, before_ack) twice, on a store at "
                           f"last={start.last}, total={start.total}; the server resends from seq "
                           f"{start.last - redelivered + 1}",
-                          f"the first line {model.resume_line(last)!r}", f"{session.resume!r}")
+                          f"the first line {model.resume_line(last)!r}", f"{session.resume!r}",
+                          model.OBSERVED["resume line"])
     for index, (session, result, called, wanted) in enumerate(zip(publisher.sessions, results, calls, predicted)):
-        model.expect(result, wanted.outcome, f"run_client, run {index + 1}")
-        assert called == wanted.calls, "before_ack for each redelivered and fresh event, in order"
-        assert [model.ack(seq) for seq in session.acks] == wanted.acks
-    assert publisher.sessions[1].sent == []
-    assert stored == expected.snapshot(), "each event applied exactly once"
+        what = f"run_client(host, port, path, {TIMEOUT}, before_ack), run {index + 1}"
+        model.expect(result, wanted.outcome, what)
+        if called != wanted.calls:
+            model.differs(f"{what}: the calls of before_ack", f"before_ack for seqs {wanted.calls}",
+                          f"before_ack for seqs {called}", "S7.handover")  # the hook handed over to the session
+        got = [model.ack(seq) for seq in session.acks]
+        if got != wanted.acks:
+            model.differs(f"{what}: the ACKs the server read", wanted.acks, got, wanted.acks_clause(got))
+    if stored != expected.snapshot():
+        model.differs("the store after both runs: each event applied exactly once", store.text(expected.snapshot()),
+                      store.text(stored), model.OBSERVED["applied once"])
 
 
 test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing_first_look = first_look(
@@ -396,7 +413,7 @@ async def run_twice(impl, path, log, start, acked):
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("run_client")
 async def test_two_run_clients_at_once_each_keep_to_their_own_store(impl):
     """Two receivers in one process, at once, each with its store and its publisher (stop and
     wait: the sessions interleave): each applies its own log and returns its own state."""
@@ -423,7 +440,7 @@ async def test_two_run_clients_at_once_each_keep_to_their_own_store(impl):
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("run_client")
 async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
     """The peer sends 100 bytes with no LF and keeps the connection open: with
     ``limit=64`` the read fails at once; a larger limit would wait for the timeout."""
@@ -441,7 +458,8 @@ async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
         assert elapsed < predicted.duration() + LATE, f"{elapsed:.2f} s: the line should fail at the 64-byte limit"
         if not ended:
             model.differs("the server's side of the connection, after run_client raised",
-                          "the connection ends (run_client closed its socket)", "it never ended")
+                          "the connection ends (run_client closed its socket)", "it never ended",
+                          model.leak_clause("consume_session", ["socket:"]))
 
 
 # ------------------------------------------------- cancellation
@@ -451,7 +469,7 @@ LOG = [(0, 5), (1, 7)]
 
 
 @pytest.mark.asyncio
-@each_example_clean
+@each_example_clean("run_client")
 async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket(impl):
     """Cancel after 1, 2, ... turns of the loop until the run is over before the
     cancel: every await point of connecting, sending RESUME and the session is
@@ -500,7 +518,7 @@ async def cancel_a_run(impl, path, iterations):
 @pytest.mark.parametrize("host_form", sorted(domains.HOST_FORMS))
 @given(log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=2))
 @settings(max_examples=3)  # the forms are the point, not the events
-@each_example_clean
+@each_example_clean("run_client")
 async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_form, log):
     """Whatever ``asyncio.open_connection`` does with the host and port as given (a probe of the
     test's own asks it), run_client does, after opening the store: connects, or raises that error."""
@@ -509,7 +527,7 @@ async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_
         connect = await peers.connect_as_given(host, domains.PORT_FORMS[port_form](listener.port), TIMEOUT)
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     expected = model.Store()
-    predicted = await expected.run_client(TIMEOUT, lines, connect=connect)
+    predicted = model.as_given(await expected.run_client(TIMEOUT, lines, connect=connect))
     with store.temp_store_path() as path:
         async with peers.Peer(b"".join(lines), host=listen) as peer:
             port = domains.PORT_FORMS[port_form](peer.port)
@@ -520,4 +538,4 @@ async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_
         expect_run(got, predicted, what, path, after=expected)
         if received != (predicted.resume or b"") + b"".join(predicted.acks):
             model.differs(f"{what}: what the server read", repr((predicted.resume or b"") + b"".join(predicted.acks)),
-                          repr(received))
+                          repr(received), predicted.sent_clause([received] if received else []))

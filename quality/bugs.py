@@ -1454,6 +1454,16 @@ import operator
 
 
 # ---------------------------------------------------------------- step 4''')),
+    _bug("close-on-exception-only", 2,
+         "closes the connection when initialisation fails with an Exception only: a KeyboardInterrupt there "
+         "leaves it open (a learner's own file, issue 38)",
+         (r'''        con.execute("PRAGMA synchronous=FULL")
+    except BaseException:
+        con.close()
+        raise''', r'''        con.execute("PRAGMA synchronous=FULL")
+    except Exception:
+        con.close()
+        raise''')),
     _bug("close-on-sqlite-error-only", 2,
          "closes the connection when initialisation fails with an sqlite3 error only: any other failure leaves it open",
          (r'''        con.execute("PRAGMA synchronous=FULL")

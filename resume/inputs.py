@@ -21,11 +21,10 @@ import re
 import sqlite3
 import urllib.parse
 
-SEQ_MAX = 2147483647
-DELTA_MIN, DELTA_MAX = -1000, 1000
-SQLITE_HEADER = b"SQLite format 3\x00"
+from resume.testing.model import DELTA_MAX, DELTA_MIN, SEQ_MAX, SQLITE_HEADER, table_columns  # SPEC.md's
+
 # The store's schema as SPEC.md step 2 fixes it: table -> its columns.
-STORE_TABLES = {"checkpoint": {"id", "last", "total"}, "ledger": {"seq", "delta"}}
+STORE_TABLES = table_columns()
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)")
 
 

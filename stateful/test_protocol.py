@@ -44,7 +44,7 @@ from hypothesis.stateful import initialize, invariant, precondition, rule, run_s
 from resume.publisher import HOST, Publisher
 from resume.testing import model, receiver, store, tasks
 from resume.testing.machine import AsyncRuleBasedStateMachine
-from resume.testing.strategies import DELTA_MAX, FRAME_MAX, deltas, frame
+from resume.testing.strategies import FRAME_MAX, deltas, frame
 
 CLIENT_TIMEOUT = 3.0  # every wait of the receiver
 # Shorter than the receiver's: a receiver that never ACKs makes the publisher
@@ -71,10 +71,6 @@ FAULTS = {
     "CancelledError": asyncio.CancelledError,
 }
 
-def changed(delta):
-    """Another valid delta, close to ``delta``."""
-    return delta + 1 if delta < DELTA_MAX else delta - 1
-
 
 
 def describe(session, index, expected_cursor):
@@ -92,7 +88,7 @@ class Books:
     What a correct store holds, and what it does with each event, is the
     model's (``model.Store``); these books only count. Whatever an
     implementation does, its cursor never goes back and moves by at most one
-    per event offered since the store was last checked (``cursors_allowed``).
+    per event offered since the store was last checked (``model.cursor_moves``).
     """
 
     deltas: list = dataclasses.field(default_factory=list)  # deltas[seq]: every event ever published
@@ -133,9 +129,6 @@ class Books:
     def offer(self, count=1):
         """Count lines given to the receiver that a correct one does not apply (a fault, a bad line)."""
         self.offered += count
-
-    def cursors_allowed(self):
-        return range(self.checked_last, self.checked_last + self.offered + 1)
 
     def checked(self, stored_last):
         """The store was checked and its cursor is ``stored_last``: start counting again."""
@@ -213,7 +206,8 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
                 await self.publisher.idle()
         except TimeoutError:
             model.differs("the connection, once run_client has ended", "closed: the publisher sees its end",
-                          f"still open {CLOSED_WITHIN:g} s later (the socket was never closed)")
+                          f"still open {CLOSED_WITHIN:g} s later (the socket was never closed)",
+                          model.leak_clause("consume_session", ["socket:"]))
 
     async def until_held(self, index, client):
         """Wait until session ``index`` has sent everything and holds the line (or the client ended)."""
@@ -262,7 +256,7 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         if [model.ack(seq) for seq in session.acks] != expected:
             model.differs("the ACKs of the session (one per event taken)",
                           ", ".join(ack.decode().strip() for ack in expected) or "no ACK",
-                          ", ".join(f"ACK {seq}" for seq in session.acks) or "no ACK")
+                          ", ".join(f"ACK {seq}" for seq in session.acks) or "no ACK", "S6.ack-after-commit")
 
     async def session(self, *, endings=(None,), cancel_when_held=False, **plan):
         """A session in this process with ``plan``; return the publisher's Session.
@@ -401,7 +395,7 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
     async def conflicting_redelivery(self, back, via):
         """A committed seq comes again with another delta: Conflict, nothing changes."""
         seq = max(0, self.model.last - back)
-        await self.offer(seq, changed(self.model.deltas[seq]), via)
+        await self.offer(seq, model.other_delta(self.model.deltas[seq]), via)
 
     @rule(ahead=st.integers(2, 3), via=st.sampled_from(["a session", "consume_line", "apply_event"]))
     async def deliver_a_gap(self, ahead, via):
@@ -484,25 +478,22 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         assert self.con is None or not self.con.in_transaction, "the machine's connection is in a transaction"
 
     def check_store(self):
+        what = "the store, read from another connection after the step"
         snap = store.read(self.path)
-        assert snap.state is not None, "the checkpoint table must hold exactly the row id 1"
-        ledger_sum = sum(snap.ledger.values())
-        if snap.total != ledger_sum:
-            model.differs("the store, read from another connection after the step",
-                          f"total = SUM(ledger.delta) = {ledger_sum}", f"total={snap.total}")
-        seqs = list(snap.ledger)
-        if seqs != list(range(snap.last + 1)):
-            model.differs("the store, read from another connection after the step",
-                          f"ledger seqs 0..{snap.last} for last={snap.last}", f"ledger seqs {seqs}")
-        before, offered = self.model.checked_last, self.model.offered
-        assert snap.last >= before, f"last went back from {before} to {snap.last}"
-        assert snap.last in self.model.cursors_allowed(), (
-            f"last moved from {before} to {snap.last} on {offered} event(s)")
-        expected = (self.model.last, self.model.total, self.model.store.ledger)
-        if (snap.last, snap.total, snap.ledger) != expected:
-            model.differs("the store, read from another connection after the step",
-                          f"last={expected[0]}, total={expected[1]}, ledger={expected[2]}",
-                          f"last={snap.last}, total={snap.total}, ledger={snap.ledger}")
+        if snap.state is None:
+            model.differs(what, "one checkpoint row, id 1", f"no single checkpoint row; ledger {snap.ledger}",
+                          "S2.checkpoint-table")
+        # The model's rules first, each naming its clause: a consistent store, a cursor that
+        # moved by at most one per event offered since the last check; then the model's store.
+        problems = model.inconsistencies(snap.last, snap.total, snap.ledger, dict(enumerate(self.model.deltas)))
+        problems += model.cursor_moves(self.model.checked_last, snap.last, self.model.offered)
+        if problems:
+            model.differs(what, "a consistent store (total = SUM(ledger), the ledger exactly 0..last), its cursor "
+                          "moved by at most one per event offered", "; ".join(problems), problems[0].clause)
+        expected = self.model.store
+        if (snap.last, snap.total, snap.ledger) != (expected.last, expected.total, expected.ledger):
+            model.differs(what, f"last={expected.last}, total={expected.total}, ledger={expected.ledger}",
+                          f"last={snap.last}, total={snap.total}, ledger={snap.ledger}", expected.because)
         self.model.checked(snap.last)
 
     def check_resumes(self):
@@ -510,7 +501,7 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         if seen != self.expected_resumes:
             model.differs("the first line of each session, RESUME <the store's cursor>",
                           ", ".join(f"RESUME {last}" for last in self.expected_resumes),
-                          ", ".join(f"RESUME {last}" for last in seen))
+                          ", ".join(f"RESUME {last}" for last in seen), model.OBSERVED["resume line"])
 
 
 def test_the_protocol_machine_keeps_the_store_exact_through_sessions_crashes_and_takeovers(impl):

@@ -25,7 +25,7 @@ class Boom(Exception):
 
 @pytest.mark.asyncio
 async def test_a_clean_example_passes_even_with_a_close_still_under_way():
-    @each_example_clean
+    @each_example_clean("consume_session")
     async def example():
         server = await asyncio.start_server(lambda r, w: w.close(), "127.0.0.1", 0)
         reader, writer = await asyncio.open_connection(*server.sockets[0].getsockname())
@@ -42,7 +42,7 @@ async def test_a_task_left_running_is_cancelled_and_fails_the_example(body_fails
     """A leak fails a passing example; a failing one keeps its own error, the leak added as a note."""
     left = []
 
-    @each_example_clean
+    @each_example_clean("consume_session")
     async def example():
         left.append(asyncio.create_task(asyncio.sleep(60)))
         if body_fails:
@@ -59,7 +59,7 @@ async def test_a_task_left_running_is_cancelled_and_fails_the_example(body_fails
 async def test_a_descriptor_left_open_fails_the_example():
     left = []
 
-    @each_example_clean
+    @each_example_clean("consume_session")
     async def example():
         left.append(socket.socket())
 

@@ -7,7 +7,7 @@ cleanliness of each example part of its verdict:
 
     @pytest.mark.asyncio
     @given(...)
-    @each_example_clean
+    @each_example_clean("consume_session")
     async def test_something(impl, ...):
         ...
 
@@ -19,7 +19,8 @@ transport takes a turn or two of the loop):
   transport (its socket), store connection (its file) or anything else.
 
 The example that leaked FAILS, naming what it left (TasksLeftRunning /
-DescriptorsLeftOpen). If its body failed already, that failure is kept and
+DescriptorsLeftOpen) and the clause of SPEC.md that the call it makes
+(``consume_session`` or ``run_client``) breaks so (``model.leak_clause``). If its body failed already, that failure is kept and
 the leak is added to it as a note. Either way the garbage is collected at once, so that
 what a broken implementation left is finalized inside the example that made
 it, not at some later moment in another test (where, on CPython 3.11, a
@@ -30,7 +31,7 @@ import asyncio
 import functools
 import gc
 
-from resume.testing import leaks
+from resume.testing import leaks, model
 
 SETTLE_WITHIN = 1.0  # seconds for closes already under way to finish
 
@@ -38,30 +39,39 @@ SETTLE_WITHIN = 1.0  # seconds for closes already under way to finish
 class TasksLeftRunning(AssertionError):
     """An example (or a state machine run) ended with tasks of its own still pending."""
 
+    clause = None  # the clause of SPEC.md this breaks, where the call is known
+
 
 class DescriptorsLeftOpen(AssertionError):
     """An example ended with file descriptors of its own still open."""
 
+    clause = None
 
-def each_example_clean(test):
-    """Wrap an ``async def`` test so that each example fails if it leaks a task or a descriptor."""
 
-    @functools.wraps(test)
-    async def checked(*args, **kwargs):
-        tasks_before = asyncio.all_tasks()
-        fds_before = leaks.open_descriptors()
-        try:
-            await test(*args, **kwargs)
-        except BaseException as error:
+def each_example_clean(call):
+    """Wrap an ``async def`` test of ``call`` (``"consume_session"``, ``"run_client"``) so that each
+    example fails if it leaks a task or a descriptor."""
+
+    def decorate(test):
+        @functools.wraps(test)
+        async def checked(*args, **kwargs):
+            tasks_before = asyncio.all_tasks()
+            fds_before = leaks.open_descriptors()
+            try:
+                await test(*args, **kwargs)
+            except BaseException as error:
+                problem = await _left_behind(tasks_before, fds_before)
+                if problem is not None:
+                    error.add_note(f"The failing example also left behind: {problem}")
+                raise
             problem = await _left_behind(tasks_before, fds_before)
             if problem is not None:
-                error.add_note(f"The failing example also left behind: {problem}")
-            raise
-        problem = await _left_behind(tasks_before, fds_before)
-        if problem is not None:
-            raise problem
+                problem.clause = model.leak_clause(call, getattr(problem, "targets", None))
+                raise problem
 
-    return checked
+        return checked
+
+    return decorate
 
 
 async def cancel_left_running(tasks, whose):
@@ -93,5 +103,7 @@ async def _left_behind(tasks_before, fds_before):
         return left_running
     if fds:
         names = ", ".join(f"fd {fd} -> {target}" for fd, target in sorted(fds))
-        return DescriptorsLeftOpen(f"{len(fds)} file descriptor(s) of this example still open at its end: {names}")
+        left = DescriptorsLeftOpen(f"{len(fds)} file descriptor(s) of this example still open at its end: {names}")
+        left.targets = [target for _, target in fds]
+        return left
     return None

@@ -14,24 +14,14 @@ import sys
 import threading
 import time
 
+from resume.testing import model
+
 DEFAULT_PATH = pathlib.Path(__file__).resolve().parent.parent / "client.py"
 ENV_VAR = "RESUME_IMPL"
 IMPORT_LIMIT = 10.0  # seconds a file may take to be imported (its top level)
 
-# The public names of SPEC.md; a file lacking one of them is not an implementation.
-PUBLIC_NAMES = (
-    "parse_line",
-    "open_store",
-    "state",
-    "Gap",
-    "Conflict",
-    "apply_event",
-    "ResyncRequired",
-    "replay",
-    "consume_line",
-    "consume_session",
-    "run_client",
-)
+# The public names of SPEC.md (the model's); a file lacking one of them is not an implementation.
+PUBLIC_NAMES = tuple(name for names in model.PUBLIC_NAMES.values() for name in names)
 
 
 class ImplError(Exception):

@@ -26,6 +26,14 @@ store holds. ``Store.apply_event`` / ``consume_line`` / ``session`` /
 the contract calls them, so a hook that raises, or cannot be called at all
 (decision 15), gives the model the same failure it gives the implementation.
 
+Every prediction says why: an ``Outcome`` carries the clause of SPEC.md
+(``resume.testing.spec``: ``"S3.gap"``, ``"D11.error-wins"``) of the branch
+that decided it, and ``instead``: the clause a call breaks that does
+something else in particular (``{"ValueError": "D14"}``: refusing an int
+subclass; ``{"returns": "S5.fault"}``: swallowing the fault's error).
+``blame`` picks the clause a difference breaks, and every ``Mismatch``
+carries it: ``resume check`` quotes that sentence, nothing else chooses one.
+
 The transitions of the cursor rule (step 3, decisions 4 and 6)::
 
     seq == last + 1            -> applied: row, total, fault(), last; True
@@ -36,11 +44,15 @@ The transitions of the cursor rule (step 3, decisions 4 and 6)::
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import math
 import os
 import pathlib
 import sqlite3
+import sys
+
+from resume.testing import spec
 
 # ------------------------------------------------------------ the bounds
 
@@ -56,8 +68,14 @@ BUSY_TIMEOUT = 1.0  # step 2 and decision 3: seconds; PRAGMA busy_timeout reads 
 CLOSE_FALLBACK = 1.0  # decision 10: the closing wait's bound after an invalid timeout
 INITIAL_STATE = (LAST_MIN, 0)  # step 2: the checkpoint row (1, -1, 0)
 
-# The contract's exception names that a caller can catch (steps 3 and 4).
-CONTRACT_ERRORS = ("Gap", "Conflict", "ResyncRequired")
+# The public names of SPEC.md, step by step: what a file must define to be graded on that step.
+PUBLIC_NAMES = {1: ("parse_line",), 2: ("open_store", "state"), 3: ("Gap", "Conflict", "apply_event"),
+                4: ("ResyncRequired", "replay"), 5: ("consume_line",), 6: ("consume_session",), 7: ("run_client",)}
+
+# The contract's exception names that a caller can catch (steps 3 and 4), and the clause
+# that declares each.
+EXCEPTION_CLAUSES = {"Gap": "S3.exceptions", "Conflict": "S3.exceptions", "ResyncRequired": "S4.exception"}
+CONTRACT_ERRORS = tuple(EXCEPTION_CLAUSES)
 
 
 def is_int(value):
@@ -88,6 +106,24 @@ def is_valid_timeout(timeout):
     return 0 < seconds < math.inf  # NaN compares False
 
 
+def timeout_refusal(timeout, general):
+    """ValueError for an invalid ``timeout``: decision 10 names NaN and an int too large to become
+    a float (whatever else a call raises for them); ``general`` (step 6's or 7's sentence) the rest."""
+    if (isinstance(timeout, float) and math.isnan(timeout)) or (is_int(timeout) and abs(timeout) > sys.float_info.max):
+        return Raised("ValueError", clause="D10")
+    return refusal(general)
+
+
+def timeout_refused(timeout):
+    """``instead`` for a call given the valid ``timeout``: refusing it breaks the clause that makes
+    it valid, where it is not a plain, everyday float (an int subclass: decision 14)."""
+    if type(timeout) not in (int, float):
+        return {"ValueError": "D14"}
+    if type(timeout) is int or not 1e-3 <= timeout <= 86400:
+        return {"ValueError": "S6.timeout-valid"}
+    return None
+
+
 def closing_bound(timeout):
     """The bound of the closing wait: the timeout, or 1 s after an invalid one (decision 10)."""
     return timeout if is_valid_timeout(timeout) else CLOSE_FALLBACK
@@ -108,6 +144,11 @@ class Returned:
     """
 
     value: object
+    clause: str | None = None  # the clause of SPEC.md that makes this the outcome (a prediction's)
+    # The clause a call breaks that does otherwise: by the kind it raises instead ("ValueError"),
+    # "raises" for any other kind, "returns" for one that returns, "other shape" for a value of
+    # another shape (a pair of ints, not swapped: state's).
+    instead: dict | None = None
 
     def __eq__(self, other):
         return isinstance(other, Returned) and same(self.value, other.value)
@@ -138,6 +179,8 @@ class Raised:
 
     kind: str
     error: BaseException | None = None
+    clause: str | None = None  # as ``Returned.clause``
+    instead: dict | None = None  # as ``Returned.instead``
 
     def __eq__(self, other):
         if not isinstance(other, Raised) or other.kind != self.kind:
@@ -154,6 +197,22 @@ class Raised:
         return f"raises {self.kind}"
 
 
+# Decision 4: "A locked database surfaces as `sqlite3.OperationalError` after the busy timeout".
+LOCKED = Raised("OperationalError", clause="D4.locked")
+
+
+def raced(outcome):
+    """The outcome of a call that another connection's commit interleaved: decided by decision 4
+    ("reads `last` inside the same transaction that writes")."""
+    return dataclasses.replace(outcome, clause="D4")
+
+
+def hung(seconds):
+    """What a call still running at its bound did: it never returned (no prediction is ever that;
+    the prediction's ``instead["hung"]`` names the wait that should have ended it)."""
+    return Raised("hung", TimeoutError(f"still running after {seconds:g} s, cut there"))
+
+
 def drawn_error(cls, text):
     """An error for a drawn hook or a FAKE failure to raise, marked as the suite's own
     (``is_drawn``): one that reaches pytest escaped the call under test."""
@@ -166,18 +225,66 @@ def is_drawn(error):
     return getattr(error, "drawn_by_the_suite", False) is True
 
 
-def propagates(error):
+def propagates(error, clause=None):
     """The outcome of a failure the contract lets through unchanged (decisions 5, 11, 15)."""
-    return Raised(kind_of_class(type(error)), error)
+    return Raised(kind_of_class(type(error)), error, clause)
 
 
-def hook_failed(hook, error):
+def hook_failed(hook, error, clause, base_clause=None):
     """The outcome when calling ``hook`` raised ``error`` (decisions 5 and 15).
 
-    A hook's own exception propagates as that very object; a value that
-    cannot be called fails with a TypeError of the caller's own making.
+    A hook's own exception propagates as that very object (``clause``; a
+    ``BaseException`` that is not an ``Exception``: ``base_clause``, decision
+    5, where it says so); a value that cannot be called fails with a
+    TypeError of the caller's own making (decision 15).
     """
-    return propagates(error) if callable(hook) else Raised("TypeError")
+    if not callable(hook):
+        return Raised("TypeError", clause="D15.uncallable")
+    if not hook:  # a falsy hook is called all the same: "called as given, with no check beforehand"
+        return propagates(error, "D15")
+    return propagates(error, clause if base_clause is None or isinstance(error, Exception) else base_clause)
+
+
+def calls_clause(hook, general):
+    """The clause that says how often ``hook`` is called: decision 15 for a falsy one ("called as
+    given, with no check beforehand"), else ``general``."""
+    return "D15" if callable(hook) and not hook else general
+
+
+# Errors Python raises for an argument of the wrong type or size, where the
+# contract asks for ValueError (decision 1).
+_WRONG_KIND = ("TypeError", "OverflowError", "AttributeError", "IndexError", "KeyError")
+
+
+def blame(expected, got):
+    """The clause of SPEC.md that ``got`` breaks, where ``expected`` was predicted: the clause of
+    the prediction's branch, unless the prediction names another for what ``got`` did instead."""
+    instead = expected.instead or {}
+    if isinstance(got, Returned):
+        if isinstance(expected, Returned):
+            other_shape = not (isinstance(got.value, tuple) and len(got.value) == len(expected.value)
+                               and all(map(is_int, got.value))) or got.value == tuple(reversed(expected.value))
+            if "other shape" in instead and isinstance(expected.value, tuple) and other_shape:
+                return instead["other shape"]
+            return expected.clause
+        if got.value is None and "returns None" in instead:
+            return instead["returns None"]
+        return instead.get("returns", expected.clause)
+    if isinstance(expected, Raised) and expected.kind == got.kind:
+        return expected.clause  # the kind, not the very object
+    return instead.get(got.kind, instead.get("raises", expected.clause))
+
+
+def with_instead(outcome, **instead):
+    """``outcome`` naming, besides its own, the clauses a call breaks that does otherwise (``instead``)."""
+    return dataclasses.replace(outcome, instead={**(outcome.instead or {}), **instead})
+
+
+def refusal(clause):
+    """ValueError for an invalid argument (``clause`` says why); raising another kind for it
+    breaks decision 1 ("Every invalid argument the steps describe raises `ValueError`")."""
+    return Raised("ValueError", clause=clause,
+                  instead={"returns None": "D1.value-error", **{kind: "D1.value-error" for kind in _WRONG_KIND}})
 
 
 def kind_of_class(cls, impl=None):
@@ -222,13 +329,14 @@ class Mismatch(AssertionError):
     (``resume.testing.verdict``); the message is the same sentence for pytest.
     """
 
-    def __init__(self, what, expected, got, *, sentence=None):
+    def __init__(self, what, expected, got, *, clause=None, sentence=None):
         self.what, self.expected, self.got = str(what), str(expected), str(got)
+        self.clause = clause  # the clause of SPEC.md the difference breaks (``spec.BY_ID``)
         super().__init__(sentence or f"{self.what}: expected {self.expected}, but got {self.got}")
 
     def parts(self):
-        """``{"call", "expected", "got"}``: the parts, for a report."""
-        return {"call": self.what, "expected": self.expected, "got": self.got}
+        """``{"call", "expected", "got", "clause"}``: the parts, for a report."""
+        return {"call": self.what, "expected": self.expected, "got": self.got, "clause": self.clause}
 
 
 def expect(got, expected, what):
@@ -240,11 +348,14 @@ def expect(got, expected, what):
     ``got`` apart.
     """
     if got != expected:
-        raise Mismatch(what, expected, plain(got), sentence=f"{what}: expected it {expected}, but it {got}")
+        raise Mismatch(what, expected, plain(got), clause=blame(expected, got),
+                       sentence=f"{what}: expected it {expected}, but it {got}")
 
 
 def plain(outcome):
     """What an implementation's call did, in words: ``returns (0, 5)``, ``raises ValueError: bad frame``."""
+    if isinstance(outcome, Raised) and outcome.kind == "hung":
+        return f"never returns ({outcome.error})"
     if isinstance(outcome, Raised) and outcome.error is not None:
         message = str(outcome.error)
         return f"raises {type(outcome.error).__name__}" + (f": {message}" if message else "")
@@ -277,9 +388,43 @@ class Name(str):
 CON = Name("con")
 
 
-def differs(what, expected, got):
-    """Raise ``Mismatch`` for an observation (not an outcome) that is not what the model says."""
-    raise Mismatch(what, expected, got)
+# Beside a call's outcome, what the tests observe of it, and the clause of SPEC.md that says
+# what each must be: a test names the observation, the model names the sentence.
+OBSERVED = {
+    "fault calls": "S3.one-transaction",  # "call `fault()` if given": once, in the transaction
+    "inside fault": "S3.one-transaction",  # the row and the total written, the cursor not yet
+    "busy wait": "D4.locked",  # "after the busy timeout": waited once, not twice, not never
+    "busy wait of open_store": "D3.busy-timeout",  # the connect's 1 s bounds initialisation too
+    "state read": "S2.state",  # a pair the store held, never halves of two
+    "new list": "S4.new-list",  # "as a new list"
+    "log unchanged": "S4.no-change",  # "Validate the whole input first, and change nothing."
+    "before_ack calls": "D8.duplicates",  # before every ACK, a duplicate's included
+    "awaitables awaited": "D8.awaitable",  # "an awaitable is awaited before the ACK is written"
+    "DB connection open": "S6.db-open",  # "Do not close the DB connection."
+    "store closed": "S7.close-db",  # "Close the DB connection on every path"
+    "nothing opened": "D10.run-client",  # "run_client raises ValueError before opening anything"
+    "path as given": "D3.connect",  # sqlite3.connect(path, ...): ':memory:' is no file
+    "connection attempts": "D16.one-attempt",  # "`run_client` makes one connection attempt."
+    "resume line": "S7.resume",  # "Write the DB's `last` as `b\"RESUME <last>\\n\"`"
+    "socket reclaimed before the session": "D12",  # a failure before hand-over reclaims the socket
+    "applied once": "S7.no-double-apply",  # "The resent event 1 must not be applied twice."
+    "killed in before_ack": "S7.no-double-apply",  # the lab's own crash: killed between commit and ACK
+}
+
+
+def expect_exception_class(impl, name):
+    """Steps 3 and 4: ``name`` (Gap, Conflict, ResyncRequired) is a class, a subclass of Exception."""
+    found = getattr(impl, name)
+    if not (isinstance(found, type) and issubclass(found, Exception)):
+        bases = [cls.__name__ for cls in found.__mro__[1:]] if isinstance(found, type) else None
+        differs(name, "a subclass of Exception", f"a class whose bases are {bases}" if bases else repr(found),
+                EXCEPTION_CLAUSES[name])
+
+
+def differs(what, expected, got, clause):
+    """Raise ``Mismatch`` for an observation (not an outcome) that is not what the model says,
+    naming the clause of SPEC.md that says what it must be."""
+    raise Mismatch(what, expected, got, clause=clause)
 
 
 # ------------------------------------------------------------ step 1
@@ -303,40 +448,91 @@ def resume_line(last):
 
 
 def parse(line):
-    """``(seq, delta)`` if ``line`` is a frame (step 1, decisions 2 and 13), else None.
+    """``(seq, delta)`` if ``line`` is a frame (step 1, decisions 2 and 13), else None."""
+    return read_frame(line)[0]
+
+
+def read_frame(line):
+    """``((seq, delta), "S1.frame")`` for a frame, else ``(None, the clause it breaks)``.
 
     Read byte by byte, with none of ``int()``'s tolerance: ``bytes``
-    (subclasses too), at most 64 bytes with the LF, one line ending in LF,
-    ``EVENT``, seq and delta separated by exactly one space, ASCII digits, no
-    leading zero but ``0`` itself, a minus sign only on a non-zero delta.
+    (subclasses too), one line ending in LF, ASCII, ``EVENT``, seq and delta
+    separated by exactly one space, ASCII digits, no leading zero but ``0``
+    itself, a minus sign only on a non-zero delta, each in its range, at most
+    64 bytes with the LF. A line that breaks several rules is named by the
+    first of them in that order (the length last: every line over 64 bytes
+    breaks another rule too).
     """
-    if not isinstance(line, bytes) or len(line) > FRAME_MAX:
-        return None
-    if not line.endswith(b"\n") or line.count(b"\n") != 1:
-        return None
+    if not isinstance(line, bytes):
+        return None, "D13" if isinstance(line, (bytearray, memoryview)) else "S1.bytes"
+    if not line.endswith(b"\n"):
+        return None, "S1.crlf" if line.endswith(b"\r") else "S1.final-lf"
+    if b"\r" in line:
+        return None, "S1.crlf"
+    if line.count(b"\n") != 1:
+        return None, "S1.one-line"
+    if not line.isascii():
+        return None, "S1.ascii"
     parts = line[:-1].split(b" ")
-    if len(parts) != 3 or parts[0] != b"EVENT":
-        return None
-    seq = _natural(parts[1])
-    negative = parts[2].startswith(b"-")
-    magnitude = _natural(parts[2][1:] if negative else parts[2])
-    if seq is None or magnitude is None or (negative and magnitude == 0):
-        return None
-    delta = -magnitude if negative else magnitude
-    return (seq, delta) if is_seq(seq) and is_delta(delta) else None
+    if len(parts) != 3 or any(not part or not part.strip() == part for part in parts):
+        return None, "D2.spaces" if len(line[:-1].split()) >= 3 else "S1.frame"
+    if parts[0] != b"EVENT":
+        return None, "D2.keyword" if parts[0].upper() == b"EVENT" else "S1.frame"
+    seq, broken = _number(parts[1], "S1.seq-range")
+    if broken:
+        return None, broken
+    delta, broken = _number(parts[2], "S1.delta-range")
+    if broken:
+        return None, broken
+    if not is_seq(seq):
+        return None, "S1.seq-range"
+    if not is_delta(delta):
+        return None, "S1.delta-range"
+    if len(line) > FRAME_MAX:
+        return None, "S1.length"
+    return (seq, delta), "S1.frame"
 
 
-def _natural(text):
-    """The value of a run of ASCII digits without a leading zero, else None."""
-    if not text or not set(text) <= _DIGITS or (len(text) > 1 and text[0] == ord("0")):
-        return None
-    return int(text)
+def _number(text, range_clause):
+    """``(value, None)`` for an optional minus and ASCII digits with no leading zero, else
+    ``(None, the clause it breaks)``."""
+    negative = text.startswith(b"-")
+    digits = text[1:] if negative else text
+    if text.startswith(b"+"):
+        return None, "S1.plus"
+    if not digits:
+        return None, "S1.frame"
+    if not set(digits) <= _DIGITS:
+        return None, "D2.digits"
+    if len(digits) > 1 and digits[0] == ord("0"):
+        return None, "S1.leading-zero"
+    if negative and int(digits) == 0:
+        return None, "S1.minus-zero"
+    return (-int(digits) if negative else int(digits)), None
 
 
-def parse_line(line):
-    """Step 1: ``(seq, delta)`` for a frame, ValueError for anything else."""
-    parsed = parse(line)
-    return Raised("ValueError") if parsed is None else Returned(parsed)
+def parse_line(line, after=None):
+    """Step 1: ``(seq, delta)`` for a frame, ValueError for anything else (the clause it breaks).
+    ``after``: the line of the call before, if any (each call stands alone)."""
+    parsed, clause = read_frame(line)
+    if parsed is None:
+        return refusal(clause)
+    return Returned(parsed, clause, {"ValueError": _frame_refused(line, *parsed, after)})
+
+
+def _frame_refused(line, seq, delta, after):
+    """The clause a refusal of this frame breaks: its least usual part first (after a line cut
+    off before its LF: "a missing final newline" is that line's, never kept for the next; a bytes
+    subclass; a number at the top of its range; a zero: "other than `0` itself"), else the frame."""
+    if isinstance(after, (bytes, bytearray)) and not after.endswith(b"\n"):
+        return "S1.final-lf"
+    if type(line) is not bytes:
+        return "D13"
+    if seq == SEQ_MAX:
+        return "S1.seq-range"
+    if abs(delta) == DELTA_MAX:
+        return "S1.delta-range"
+    return "S1.leading-zero" if 0 in (seq, delta) else "S1.frame"
 
 
 # ------------------------------------------------------------ step 2
@@ -351,7 +547,51 @@ def parse_line(line):
 PATH_FILE, PATH_FORGETS, PATH_UNUSABLE, PATH_NOT_A_DATABASE = "file", "forgets", "unusable", "not a database"
 PATH_OTHER_CHECKPOINT = "another checkpoint table"
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
-CHECKPOINT_COLUMNS = {"id", "last", "total"}
+
+# Step 2's two tables, read from SPEC.md itself (``resume.testing.spec``), and the clause of each.
+TABLE_CLAUSES = {"checkpoint": "S2.checkpoint-table", "ledger": "S2.ledger-table"}
+SCHEMA = tuple(f"CREATE TABLE {spec.sentence(clause)}" for clause in TABLE_CLAUSES.values())
+
+
+@functools.cache
+def table_columns():
+    """``{table: {column names}}`` of SPEC.md's schema."""
+    with contextlib.closing(spec_store()) as con:
+        return {table: {name for name, *_ in columns(con, table)} for table in TABLE_CLAUSES}
+
+
+# Decision 3: how open_store connects, as a caller sees the connection it returns.
+CONNECTION_CLAUSES = {"the connection's type": "D3.connect", "con.isolation_level": "D3.autocommit",
+                      "PRAGMA busy_timeout": "D3.busy-timeout", "con.in_transaction": "S2.create-once"}
+
+
+def connection_settings(con):
+    """``[(what, expected, got)]`` for each setting of ``CONNECTION_CLAUSES`` on ``con``."""
+    kind = "sqlite3.Connection" if isinstance(con, sqlite3.Connection) else type(con).__name__
+    found = [("the connection's type", "sqlite3.Connection", kind)]
+    if kind != "sqlite3.Connection":
+        return found
+    return found + [("con.isolation_level", None, con.isolation_level),
+                    ("PRAGMA busy_timeout", round(BUSY_TIMEOUT * 1000), con.execute("PRAGMA busy_timeout").fetchone()[0]),
+                    ("con.in_transaction", False, con.in_transaction)]
+
+
+def spec_store():
+    """A new store in memory made by SPEC.md's own schema, with its initial row: what a store's
+    tables must be like (``columns``) and which rows they refuse. Close it after use."""
+    con = sqlite3.connect(":memory:", isolation_level=None)
+    for statement in SCHEMA:
+        con.execute(statement)
+    con.execute("INSERT INTO checkpoint(id, last, total) VALUES (1, ?, ?)", INITIAL_STATE)
+    return con
+
+
+def columns(con, table):
+    """``[(name, TYPE, NOT NULL, primary key)]`` of ``table`` as ``PRAGMA table_info`` shows it, the
+    type upper-cased (SQL is case-insensitive); NOT NULL left out of a primary key column (an INTEGER
+    PRIMARY KEY is a rowid alias: never NULL, with or without the clause)."""
+    return [(name, kind.upper(), 0 if pk else notnull, pk)
+            for _, name, kind, notnull, _, pk in con.execute(f"PRAGMA table_info({table})")]
 
 
 def _checkpoint_columns(name):
@@ -374,7 +614,7 @@ def path_kind(path):
             if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
                 return PATH_NOT_A_DATABASE
         columns = _checkpoint_columns(name)
-        if columns and not CHECKPOINT_COLUMNS <= columns:
+        if columns and not table_columns()["checkpoint"] <= columns:
             return PATH_OTHER_CHECKPOINT
     return PATH_FILE
 
@@ -391,16 +631,29 @@ def open_store(path, existing=None, failed=None, locked=False):
     ``sqlite3.DatabaseError`` at the first statement ("If initialisation
     fails, close the connection and let the error propagate").
     """
-    if failed is not None:
-        return propagates(failed)
+    if failed is not None:  # decision 5 for what is not an Exception
+        return propagates(failed, "S2.close-on-failure" if isinstance(failed, Exception) else "D5.open-store")
     if locked and existing is None:  # a new store must be written: "A locked database surfaces as
-        return Raised("OperationalError")  # sqlite3.OperationalError after the busy timeout" (decision 4)
-    if path_kind(path) in (PATH_UNUSABLE, PATH_OTHER_CHECKPOINT):
-        return Raised("OperationalError")
-    if path_kind(path) == PATH_NOT_A_DATABASE:
-        return Raised("DatabaseError")
-    store = existing if existing is not None and path_kind(path) == PATH_FILE else Store()
-    return Returned(store.state())
+        return Raised("OperationalError", clause="D4.locked")  # sqlite3.OperationalError after the busy timeout"
+    kind = path_kind(path)
+    if kind == PATH_UNUSABLE:
+        return Raised("OperationalError", clause="D3.connect")
+    if kind in (PATH_OTHER_CHECKPOINT, PATH_NOT_A_DATABASE):
+        return Raised("OperationalError" if kind == PATH_OTHER_CHECKPOINT else "DatabaseError",
+                      clause="S2.close-on-failure")
+    instead = {"raises": _store_refused(path), "other shape": "S2.state"}
+    if existing is not None and kind == PATH_FILE:
+        return Returned(existing.state(), "S2.init-once", instead)
+    return Returned(Store().state(), "S2.init-once" if kind == PATH_FILE else "D3.connect", instead)
+
+
+def _store_refused(path):
+    """The clause an ``open_store`` that fails on this usable path breaks: decision 3 for a path
+    of an unusual form (relative, bytes, a Path, a character a URI would read), else step 2's
+    "It creates the two tables only when they do not exist" (a store of another program's kept)."""
+    name = path if isinstance(path, str) else ""
+    ordinary = os.path.isabs(name) and all(char.isalnum() or char in "/._-" for char in name)
+    return "S2.create-once" if ordinary else "D3.connect"
 
 
 # ------------------------------------------------------------ step 4
@@ -416,20 +669,50 @@ def replay(events, last, limit):
     (``last < first - 1``). Else the items with seqs ``last + 1`` on, at most
     ``limit`` of them.
     """
+    def refused(clause, *values):
+        return refusal("D1" if any(isinstance(v, bool) for v in values) else clause)
+
     if not isinstance(events, list) or not LOG_MIN <= len(events) <= LOG_MAX:
-        return Raised("ValueError")
+        return refused("S4.log-length")
     for index, item in enumerate(events):
-        if not (isinstance(item, tuple) and len(item) == 2 and is_seq(item[0]) and is_delta(item[1])):
-            return Raised("ValueError")
+        if not (isinstance(item, tuple) and len(item) == 2):
+            return refused("D7.types")
+        if not (is_seq(item[0]) and is_delta(item[1])):
+            return refused("S4.values", *item)
         if index and item[0] != events[index - 1][0] + 1:
-            return Raised("ValueError")
+            return refused("S4.consecutive")
     first, final = events[0][0], events[-1][0]
-    if not is_int_in(last, LAST_MIN, SEQ_MAX) or last > final or not is_int_in(limit, LIMIT_MIN, LIMIT_MAX):
-        return Raised("ValueError")
+    if not is_int_in(last, LAST_MIN, SEQ_MAX):
+        return refused("S4.last-range", last)
+    if last > final:
+        return refused("S4.past-end")
+    if not is_int_in(limit, LIMIT_MIN, LIMIT_MAX):
+        return refused("S4.limit-range", limit)
+    refused = _replay_refused(events, last, limit)
     if last < first - 1:
-        return Raised("ResyncRequired")
+        return Raised("ResyncRequired", clause="S4.resync", instead={"ValueError": refused, "returns": "S4.resync"})
     start = last + 1 - first
-    return Returned([tuple(item) for item in events[start:start + limit]])
+    clause = "D7.at-end" if last == final else "S4.limit"
+    return Returned([tuple(item) for item in events[start:start + limit]], clause,
+                    {"ValueError": refused, "ResyncRequired": "S4.resync"})
+
+
+def _replay_refused(events, last, limit):
+    """The clause a refusal of this valid input breaks: its least usual part first (the longest
+    log, a subclass, the cursor at the log's end, a value at the top of its range), else the ranges
+    of ``last`` and ``limit`` (a shrunk example sits at the bottom of every range)."""
+    values = [value for item in events for value in item] + [last, limit]
+    if len(events) == LOG_MAX:
+        return "S4.log-length"
+    if type(events) is not list or any(type(item) is not tuple for item in events):
+        return "D7.types"
+    if any(type(value) is not int for value in values):
+        return "D14"
+    if last == events[-1][0]:
+        return "D7.at-end"
+    if any(seq == SEQ_MAX or abs(delta) == DELTA_MAX for seq, delta in events):
+        return "S4.values"
+    return "S4.last-range"
 
 
 # ------------------------------------------------------------ steps 2, 3, 5, 6: the store
@@ -442,6 +725,12 @@ def decide(last, ledger, seq, delta):
     if seq > last + 1:
         return "gap"
     return "duplicate" if ledger.get(seq) == delta else "conflict"
+
+
+def other_delta(delta):
+    """Another valid delta, next to ``delta``: the content of a redelivery that differs (step 3:
+    "if its content differs, raise `Conflict`")."""
+    return delta + 1 if delta < DELTA_MAX else delta - 1
 
 
 _ERROR_OF_DECISION = {"gap": "Gap", "conflict": "Conflict"}
@@ -457,16 +746,38 @@ def inconsistencies(last, total, ledger, log, acks=()):
     """
     problems = []
     if total != sum(ledger.values()):
-        problems.append(f"total {total} != SUM(ledger) {sum(ledger.values())} (ledger {ledger})")
+        problems.append(Problem(f"total {total} != SUM(ledger) {sum(ledger.values())} (ledger {ledger})"))
     if sorted(ledger) != list(range(last + 1)):
-        problems.append(f"the ledger holds seqs {sorted(ledger)}, not exactly 0..{last}")
+        problems.append(Problem(f"the ledger holds seqs {sorted(ledger)}, not exactly 0..{last}"))
     wrong = {seq: delta for seq, delta in ledger.items() if log.get(seq) != delta}
     if wrong:
-        problems.append(f"ledger rows that were never published so: {wrong}")
+        problems.append(Problem(f"ledger rows that were never published so: {wrong}"))
     early = sorted({seq for seq in acks if seq > last})
     if early:
-        problems.append(f"ACKs {early} received for events not committed (last = {last})")
+        problems.append(Problem(f"ACKs {early} received for events not committed (last = {last})",
+                                "S6.ack-after-commit"))
     return problems
+
+
+def cursor_moves(before, after, offered):
+    """Step 3's cursor over time: ``[]``, or the Problem of a cursor that went from ``before`` to
+    ``after`` while ``offered`` events were given: it never goes back, and an event moves it by one
+    at most (``seq == last + 1``)."""
+    if after < before:
+        return [Problem(f"last went back from {before} to {after}")]
+    if after > before + offered:
+        return [Problem(f"last moved from {before} to {after} on {offered} event(s)")]
+    return []
+
+
+class Problem(str):
+    """What is wrong with a store, in words, and the clause it breaks: a torn event breaks
+    step 3's "in ONE transaction" (the row, the total and the cursor together)."""
+
+    def __new__(cls, text, clause="S3.one-transaction"):
+        problem = super().__new__(cls, text)
+        problem.clause = clause
+        return problem
 
 
 @dataclasses.dataclass
@@ -482,13 +793,17 @@ class Store:
     last: int = LAST_MIN
     total: int = 0
     ledger: dict = dataclasses.field(default_factory=dict)
+    # Why the store holds what it holds: the clause of SPEC.md of its last change, or
+    # of the call that changed nothing ("S2.init-once": as it was opened).
+    because: str = dataclasses.field(default="S2.init-once", compare=False, repr=False)
+    refused: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)  # seq -> the clause that refused it
 
     def state(self):
         """Step 2: ``(last, total)``."""
         return self.last, self.total
 
     def copy(self):
-        return Store(self.last, self.total, dict(self.ledger))
+        return Store(self.last, self.total, dict(self.ledger), self.because, dict(self.refused))
 
     def snapshot(self):
         """``((last, total), ledger)``: what a reader of the store file sees."""
@@ -496,6 +811,19 @@ class Store:
 
     def decide(self, seq, delta):
         return decide(self.last, self.ledger, seq, delta)
+
+    def blame(self, found):
+        """The clause a store that holds ``found`` (``(last, total), ledger``), not this one, breaks:
+        a store started anew where this one was kept breaks step 2 ("only when they do not exist":
+        the tables, or the row); rows this one refused, the rule that refused them; else the
+        clause of this store's last change."""
+        (last, _), ledger = found if found[0] is not None else ((None, None), found[1])
+        if (last, not ledger) == (LAST_MIN, True) and self.state() != INITIAL_STATE:
+            return "S2.create-once" if self.ledger else "S2.init-once"
+        if last == LAST_MIN and self.last != LAST_MIN:
+            return "S2.init-once"
+        refused = [self.refused[seq] for seq in ledger if seq not in self.ledger and seq in self.refused]
+        return refused[0] if refused else self.because
 
     def what_it_is(self, seq, delta):
         """In words, what event ``(seq, delta)`` is to this store: ``"a duplicate"``, ``"a gap"``, ..."""
@@ -517,22 +845,35 @@ class Store:
         change, let the original error propagate").
         """
         if not (is_seq(seq) and is_delta(delta)):
-            return Raised("ValueError")
+            self.because = "D1" if isinstance(seq, bool) or isinstance(delta, bool) else "S3.int-args"
+            return refusal(self.because)
+        # Refusing these valid arguments breaks: decision 14 for an int subclass (whatever it
+        # raises), "return `True`" for a total past 32 bits (nothing bounds it), else their ranges.
+        if type(seq) is not int or type(delta) is not int:
+            instead = {"raises": "D14"}
+        else:
+            instead = {"ValueError": "S3.true" if abs(self.total + delta) >= 2 ** 31 else "S3.int-args"}
         if failed is not None:
-            return propagates(failed)
+            self.because = "S3.rollback" if isinstance(failed, Exception) else "D5"
+            return propagates(failed, self.because)
         decision = self.decide(seq, delta)
         if decision in _ERROR_OF_DECISION:
-            return Raised(_ERROR_OF_DECISION[decision])
+            self.because = {"gap": "S3.gap", "conflict": "S3.conflict" if seq in self.ledger else "D6"}[decision]
+            return Raised(_ERROR_OF_DECISION[decision], clause=self.because, instead=instead)
         if decision == "duplicate":
-            return Returned(False)
+            self.because = "S3.duplicate"
+            return Returned(False, self.because, instead)
         if fault is not None:
             try:
                 fault()
             except BaseException as error:  # noqa: BLE001 - decision 5: any BaseException
-                return hook_failed(fault, error)
+                failure = hook_failed(fault, error, "S3.rollback", "D5")
+                self.because = failure.clause
+                return dataclasses.replace(failure, instead=instead)
         self.ledger[seq] = delta
         self.last, self.total = seq, self.total + delta
-        return Returned(True)
+        self.because = "S3.one-transaction"
+        return Returned(True, "S3.true", instead)
 
     def at_fault(self, seq, delta):
         """The store as ``fault`` sees it inside the transaction of ``(seq, delta)`` (step 3's order)."""
@@ -541,14 +882,45 @@ class Store:
     def consume_line(self, line, fault=None, failed=None):
         """Step 5: ``b"ACK <seq>\\n"`` once committed (a duplicate too), else step 1's or 3's error
         (``failed``: as ``apply_event`` takes it)."""
-        parsed = parse(line)
+        parsed, clause = read_frame(line)
         if parsed is None:
-            return Raised("ValueError")
+            self.because = "S5.errors"
+            return Raised("ValueError", clause="S5.errors")
         outcome = self.apply_event(*parsed, fault, failed)
-        return Returned(ack(parsed[0])) if isinstance(outcome, Returned) else outcome
+        if isinstance(outcome, Raised) and outcome.kind in _ERROR_OF_DECISION.values():
+            self.refused.setdefault(parsed[0], "S5.errors")  # a frame refused is not kept for later
+        if isinstance(outcome, Returned):
+            return Returned(ack(parsed[0]), "S5.ack" if outcome.value else "S5.duplicate-ack")
+        if outcome.error is not None and outcome.clause == "S3.rollback":  # a business failure
+            return dataclasses.replace(outcome, clause="S5.errors", instead={"returns": "S5.fault"} if fault else None)
+        if outcome.kind in _ERROR_OF_DECISION.values():
+            return dataclasses.replace(outcome, clause="S5.errors")
+        return outcome
 
     async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None, drain_at=0,
-                      failed=None, failed_after=0):
+                      failed=None, failed_after=0, slow=None):
+        """Step 6 (``_session`` says how); ``slow``: what of it takes longer than ``timeout`` on its
+        own and must not time out: ``"before_ack"`` (decision 8: awaited, not bounded) or ``"a read
+        and its drain"`` (each wait its own bound). The outcome names the clause a call breaks that
+        raises TimeoutError instead, or never returns."""
+        result = await self._session(lines, ending, timeout, before_ack, drain, drain_at, failed, failed_after)
+        if not result.timeout_valid:  # refused before anything: a hang is the closing wait's
+            result.outcome = with_instead(result.outcome, hung=result.hung_clause(HANGS))
+            return result
+        instead = {"hung": result.hung_clause()}
+        if isinstance(result.outcome, Returned):
+            # A plain before_ack that blocks cannot be cut short: a TimeoutError after it is a read's
+            # bound shared with it. One whose awaitable is slow: that awaitable bounded, against decision 8.
+            instead["TimeoutError"] = {"before_ack awaits": "D8.awaitable",
+                                       "a read and its drain": "S6.drain-bounded"}.get(slow, "S6.read-bounded")
+        if before_ack is None:  # "call `before_ack(seq)` if given": calling None is a TypeError
+            instead["TypeError"] = "S6.ack-after-commit"
+        elif any(value is not None and not inspect.isawaitable(value) for value in result.returned):
+            instead["TypeError"] = "D8.awaitable"  # a value that is not awaitable is not awaited
+        result.outcome = with_instead(result.outcome, **instead)
+        return result
+
+    async def _session(self, lines, ending, timeout, before_ack, drain, drain_at, failed, failed_after):
         """Step 6: what ``consume_session`` does with a peer that sends ``lines`` and then ``ending``.
 
         ``lines`` are the lines ``readline`` returns, in order (a line without
@@ -575,38 +947,61 @@ class Store:
         outcome before the connection is reclaimed, the closing bound, and
         the time spent in waits that ran to their bound.
         """
-        result = Session(closing_bound=closing_bound(timeout))
+        result = Session(closing_bound=closing_bound(timeout), timeout_valid=is_valid_timeout(timeout))
         if not is_valid_timeout(timeout):
-            result.outcome = Raised("ValueError")
+            result.outcome = timeout_refusal(timeout, "S6.timeout-valid")
             return result
+        refused = timeout_refused(timeout)
         for number, line in enumerate(lines, 1):
             outcome = self.consume_line(line, failed=failed if number == failed_after else None)
             if isinstance(outcome, Raised):
+                parsed, frame_clause = read_frame(line)
+                if len(line) > READER_LIMIT:
+                    outcome = dataclasses.replace(outcome, clause="D9.over-long")
+                elif not line.endswith(b"\n"):  # EOF in the middle of a frame
+                    outcome = dataclasses.replace(outcome, clause="D9.partial")
                 result.outcome = outcome
+                # An ACK for it breaks the rule that refuses it: the frame's grammar, or step 6's order.
+                line_clause = frame_clause if parsed is None else "S6.ack-after-commit"
+                if len(line) > READER_LIMIT or not line.endswith(b"\n"):
+                    line_clause = outcome.clause
+                later = {ack(frame[0]) for frame in map(parse, lines[number:]) if frame}
+                result.ended_by = (parsed[0] if parsed else None), line_clause, later
                 return result
             seq = parse(line)[0]
             if before_ack is not None:
                 result.calls.append(seq)
+                returned = None
                 try:
                     returned = before_ack(seq)
+                    result.returned.append(returned)
                     if inspect.isawaitable(returned):
                         await returned
                 except BaseException as error:  # noqa: BLE001 - step 6: errors propagate
-                    result.outcome = hook_failed(before_ack, error)
+                    result.outcome = hook_failed(before_ack, error, "S6.propagate")
+                    self.because = "S6.ack-after-commit"  # the event stays committed (decision 15)
+                    # An ACK after it: decision 15's for a hook of its own; an awaitable's error
+                    # swallowed does not propagate; a call's, the ACK came before its hook.
+                    clause = result.outcome.clause
+                    if not clause.startswith("D15"):
+                        clause = "S6.propagate" if inspect.isawaitable(returned) else "S6.ack-after-commit"
+                    result.ended_by = seq, clause, set()
                     return result
             result.acks.append(outcome.value)
             if drain is not None and len(result.acks) == drain_at + 1:
-                result.outcome = result.wait_failed(drain, timeout)
+                result.outcome = result.wait_failed(drain, timeout, "S6.drain-bounded", "S6.propagate")
                 return result
         if ending is None:
             at_eof = failed if failed_after == len(lines) + 1 else None
-            result.outcome = Returned(self.state()) if at_eof is None else propagates(at_eof)
+            result.outcome = (Returned(self.state(), "S6.eof-state", refused) if at_eof is None
+                              else propagates(at_eof, "S6.propagate"))
         else:
-            result.outcome = result.wait_failed(ending, timeout)
+            clause = "D9.over-long" if ending == "ValueError" else "S6.propagate"
+            result.outcome = result.wait_failed(ending, timeout, "S6.read-bounded", clause)
         return result
 
     async def run_client(self, timeout, lines=(), ending=None, before_ack=None, *,
-                         path=None, connect=None, resume_drain=None):
+                         path=None, connect=None, resume_drain=None, slow=None):
         """Step 7: what ``run_client`` does on a store holding this one, with a peer that accepts,
         reads ``RESUME <last>`` and then sends ``lines`` and ``ending`` (as ``session`` takes them).
 
@@ -625,9 +1020,9 @@ class Store:
         Returns a ``Session`` whose ``opens`` and ``resume`` say whether the
         store was opened and which RESUME line was written (None: no connection).
         """
-        result = Session(closing_bound=closing_bound(timeout))
+        result = Session(closing_bound=closing_bound(timeout), timeout_valid=is_valid_timeout(timeout))
         if not is_valid_timeout(timeout):
-            result.outcome = Raised("ValueError")
+            result.outcome = timeout_refusal(timeout, "D10.run-client")
             return result
         opened = open_store(path, self) if path is not None else Returned(self.state())
         if isinstance(opened, Raised):
@@ -635,15 +1030,40 @@ class Store:
             return result
         result.opens = True
         if connect is not None:
-            result.outcome = result.wait_failed(connect, timeout)
+            result.outcome = result.wait_failed(connect, timeout, "S7.connect-bounded", "S7.propagate")
             return result
         result.resume = resume_line(self.last)
+        # A store that forgets starts new each time: its -1 is decided by handing the path on as given.
+        forgets = path is not None and path_kind(path) == PATH_FORGETS
+        result.resume_clause = "S7.order" if forgets else "S7.resume"
         if resume_drain is not None:
-            result.outcome = result.wait_failed(resume_drain, timeout)
+            result.outcome = result.wait_failed(resume_drain, timeout, "S7.drain-bounded", "D12")
             return result
         session = await self.session(lines, ending, timeout, before_ack)
-        session.opens, session.resume = True, result.resume
+        session.opens, session.resume, session.resume_clause = True, result.resume, result.resume_clause
+        if isinstance(session.outcome, Returned):
+            session.outcome = dataclasses.replace(session.outcome, clause="S7.handover")
+        if slow == "open_store":  # a store that waited for a lock: the connection still has its whole timeout
+            session.outcome = with_instead(session.outcome, TimeoutError="S7.connect-bounded")
         return session
+
+
+def as_given(session):
+    """Decision 16: a run_client whose host and port take a form of their own does whatever
+    ``asyncio.open_connection`` does with them as given; doing anything else breaks that."""
+    session.outcome = dataclasses.replace(session.outcome, clause="D16", instead=None)
+    return session
+
+
+def leak_clause(call, targets=None):
+    """The clause a call breaks that leaves descriptors open on ``targets`` (what they point to),
+    or, with ``targets`` None, tasks of its own still running once it ended."""
+    if call == "consume_session":  # step 6: reclaim the connection on every path; errors propagate
+        return "S6.propagate" if targets is None else "S6.reclaim"
+    if targets is None:
+        return "S7.propagate"
+    sockets = all(str(target).startswith("socket:") for target in targets)
+    return "S7.reclaim" if sockets else "S7.close-db"  # step 7: close the DB connection on every path
 
 
 HANGS = "hangs"  # a closing wait that never ends by itself (``Session.closing``)
@@ -663,19 +1083,28 @@ class Session:
     outcome: object = None
     closing_bound: float = CLOSE_FALLBACK
     expired: float = 0.0  # seconds spent in reads and drains that ran to their bound
+    ended_by: tuple | None = None  # (seq or None, clause, ACKs of the lines after): the line whose error
+    # ended the session, and the clause an ACK for it breaks
+    returned: list = dataclasses.field(default_factory=list)  # what before_ack returned, call by call
+    timeout_valid: bool = True
+    expired_by: str | None = None  # the clause of the wait that ran to its bound, if one did
     opens: bool = False  # step 7: the store was opened
+    resume_clause: str = "S7.resume"  # what decides the RESUME line (the path, for a store that forgets)
     resume: bytes | None = None  # step 7: the RESUME line written (None: no connection made)
 
-    def wait_failed(self, error, timeout):
+    def wait_failed(self, error, timeout, bounded, otherwise):
         """The outcome of a read or drain that ended with ``error`` (a kind, or the very object).
 
         Step 6: "Bound every ``readline`` wait by ``timeout``", "a ``drain``
         bounded by ``timeout``": one that ends with TimeoutError has waited
-        ``timeout`` seconds first. "Errors and cancellation propagate."
+        ``timeout`` seconds first (clause ``bounded``). "Errors and
+        cancellation propagate" (clause ``otherwise``).
         """
         if error == "TimeoutError":
             self.expired += float(timeout)
-        return Raised(error) if isinstance(error, str) else propagates(error)
+            self.expired_by = bounded
+            return Raised(error, clause=bounded)
+        return Raised(error, clause=otherwise) if isinstance(error, str) else propagates(error, otherwise)
 
     def closing(self, wait=None):
         """Decision 11: how the closing wait ends, ``(error or None, seconds)``.
@@ -700,18 +1129,86 @@ class Session:
         """Seconds the call takes: the waits that ran to their bound, then the closing wait (the rest is immediate)."""
         return self.expired + self.closing(wait)[1]
 
-    def after_closing(self, closing_error=None):
+    def after_closing(self, closing_error=None, wait=None):
         """Decision 11: the call's outcome once the closing wait raised ``closing_error`` (or nothing).
 
         A TimeoutError or ConnectionError of the wait is absorbed (after an
         abort); any other error replaces a normal return; the session's own
         error is never replaced.
         """
-        if closing_error is None or isinstance(closing_error, (TimeoutError, ConnectionError)):
-            return self.outcome
-        return self.outcome if isinstance(self.outcome, Raised) else propagates(closing_error)
+        hung = {"hung": self.hung_clause(wait)}
+        if closing_error is None:
+            return with_instead(self.outcome, **hung)
+        if isinstance(self.outcome, Raised):
+            return with_instead(dataclasses.replace(self.outcome, clause="D11.error-wins"), **hung)
+        if isinstance(closing_error, (TimeoutError, ConnectionError)):
+            # An abort absorbs it: raising it instead is not carrying on.
+            return with_instead(dataclasses.replace(self.outcome, clause="D11.carry-on"), **hung,
+                                **{kind_of_class(type(closing_error)): "D11.carry-on"})
+        return with_instead(propagates(closing_error, "D11.other-errors"), **hung)
+
+    def acks_clause(self, got):
+        """The clause a session that wrote the ACKs ``got`` (a list of lines) breaks, where ``acks``
+        were predicted: an ACK for the line that ended the session breaks that line's rule (a
+        frame's grammar, step 5's errors); ACKs past it, "Errors and cancellation propagate"; fewer,
+        the rule that ended the session early; any other, the order of step 6."""
+        seq, clause, later = self.ended_by or (None, None, set())
+        if len(got) > len(self.acks) and got[:len(self.acks)] == self.acks:
+            extra = got[len(self.acks)]
+            if clause is not None and (extra == ack(seq) if seq is not None else extra not in later):
+                return clause  # the line that ended it, ACKed
+            return self.outcome.clause or "S6.propagate"  # it went on past the error
+        if len(got) < len(self.acks) and self.acks[:len(got)] == got:
+            return self.outcome.clause or "S6.ack-after-commit"
+        return "S6.ack-after-commit"
+
+    def hung_clause(self, wait=None):
+        """The clause a call breaks that never returns: the bound of the closing wait where it
+        hangs, else of the wait that runs to its bound, else of the reads."""
+        if wait == HANGS:
+            return self.closing_clause()
+        return self.expired_by or "S6.read-bounded"
+
+    def store_clause(self, store, found):
+        """The clause a store that holds ``found`` after this session, not ``store``, breaks: rows
+        missing after a wait that ran to its bound are that wait's (it ran out early)."""
+        fewer = set(found[1]) < set(store.ledger)
+        return self.expired_by if fewer and self.expired_by else store.blame(found)
+
+    def closing_clause(self):
+        """The clause that bounds the closing wait: the timeout, or 1 s after an invalid one."""
+        return "S6.reclaim" if self.timeout_valid else "S6.fallback"
+
+    def sent_clause(self, sent):
+        """The clause a peer that read ``sent`` (a list: what it read on each connection) shows broken."""
+        if len(sent) > 1:
+            return OBSERVED["connection attempts"]
+        if self.resume is None and sent:  # nothing connects before the store is open, or with a bad timeout
+            return "D10.run-client" if not self.timeout_valid else "S7.order"
+        if self.resume is not None and (not sent or not sent[0].startswith(self.resume)):
+            return self.resume_clause
+        got = sent[0][len(self.resume or b""):].splitlines(keepends=True) if sent else []
+        return self.acks_clause(got)
 
     @staticmethod
     def aborts(closing_error):
         """Decision 11: whether ``transport.abort()`` must be called after the closing wait."""
         return closing_error is not None
+
+    @staticmethod
+    def abort_clause(closing_error):
+        """The clause that asks for ``abort()`` after the closing wait raised ``closing_error``."""
+        return "S6.abort" if isinstance(closing_error, (TimeoutError, ConnectionError)) else "D11.other-errors"
+
+    def closed_clause(self, closing_error=None):
+        """The clause a socket left open breaks: the abort after a failed closing wait, else step 6's
+        "On every path — normal, failure, cancellation — reclaim the connection"."""
+        return "S6.reclaim" if closing_error is None else self.abort_clause(closing_error)
+
+    def duration_clause(self, wait=None):
+        """The clause a call that took longer (or shorter) than ``duration(wait)`` breaks."""
+        if not self.timeout_valid:
+            return "S6.fallback"  # "With an invalid timeout, the closing wait uses 1 second."
+        if self.closing(wait)[0] is not None:
+            return "S6.reclaim"  # `wait_closed()` bounded by `timeout`
+        return self.expired_by or "S6.read-bounded"

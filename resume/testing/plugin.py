@@ -107,5 +107,6 @@ def pytest_pyfunc_call(pyfuncitem):
     if isinstance(error, (KeyboardInterrupt, SystemExit)) and model.is_drawn(error):
         outcome.force_exception(model.Mismatch(
             "the call under test, whose hook raised it", f"raises that very {type(error).__name__}({str(error)!r})",
-            "it escaped the event loop (raised in a task of the implementation's own?) and never came out of the call"))
+            "it escaped the event loop (raised in a task of the implementation's own?) and never came out of the call",
+            clause="S6.propagate"))  # "Errors and cancellation propagate": out of the call
 

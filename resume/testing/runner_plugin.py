@@ -75,12 +75,15 @@ def _describe(error, root):
         "where": None,
         "raised_in": None,
         "mismatch": None,
+        "clause": None,
     }
     # A model.Mismatch carries the call, the expected and the got apart: kept as
     # they are, so that the report needs no parsing of the message.
     parts = getattr(error, "parts", None)
     if isinstance(error, AssertionError) and callable(parts):
         entry["mismatch"] = parts()
+    # The clause of SPEC.md the failure breaks, where the harness named one (a leak).
+    entry["clause"] = getattr(error, "clause", None) if isinstance(error, AssertionError) else None
     if suite:
         frame = suite[-1]
         entry["where"] = {"file": str(pathlib.Path(frame.filename).relative_to(root)),

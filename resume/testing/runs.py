@@ -109,7 +109,7 @@ def lines(plan, start=None, seq_max=model.SEQ_MAX):
             seq = max(store.last - step[1], min(store.ledger))
             delta = store.ledger[seq]
             if kind == "conflict":
-                delta = step[2] if step[2] != delta else (delta + 1 if delta < model.DELTA_MAX else delta - 1)
+                delta = step[2] if step[2] != delta else model.other_delta(delta)
             line(seq, delta)
         elif kind == "gap" and store.last + step[1] <= seq_max:
             line(store.last + step[1], 0)

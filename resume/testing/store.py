@@ -18,7 +18,7 @@ independent of the implementation's ``state()``. Its connections wait at most
   Each Hypothesis example needs its own store: use it inside the test body
   (function-scoped pytest fixtures are not reset between examples).
 * ``expect(path, expected, what)``, ``expect_at_rest(impl, con, expected, what, path)``: the
-  store (and a connection) as the model says, or a plain ``model.Mismatch``;
+  store (and a connection) as the model's ``Store`` says, or a plain ``model.Mismatch``;
 * ``opened(impl, path)``: ``impl.open_store(path)``, closed on leaving.
 * ``prefill(path, last, total, ledger)``: the one writer here, to start a
   test anywhere in the seq range (on an existing store only).
@@ -69,16 +69,14 @@ def text(snapshot):
 
 
 def expect(path, expected, what):
-    """Read the store at ``path`` and fail with a plain ``model.Mismatch`` unless it is ``expected``.
-
-    ``expected``: ``((last, total), ledger)``, as ``model.Store.snapshot()`` gives it.
-    """
+    """Read the store at ``path`` and fail with a plain ``model.Mismatch`` unless it is ``expected``,
+    a ``model.Store``: the Mismatch names the clause of its last change (``Store.because``)."""
     from resume.testing import model
 
     found = read(path)
-    if found != expected:
-        model.differs(what, text(expected), text(found) if found.state is not None
-                      else f"no single checkpoint row (id 1); ledger {dict(found.ledger)}")
+    if found != expected.snapshot():
+        model.differs(what, text(expected.snapshot()), text(found) if found.state is not None
+                      else f"no single checkpoint row (id 1); ledger {dict(found.ledger)}", expected.blame(found))
     return found
 
 
@@ -88,11 +86,12 @@ def expect_at_rest(impl, con, expected, what, path=None):
     from resume.testing import model
 
     if con.in_transaction:
-        model.differs(what, "no transaction left open (con.in_transaction is False)", "con.in_transaction is True")
+        model.differs(what, "no transaction left open (con.in_transaction is False)", "con.in_transaction is True",
+                      "D4.locked" if expected.because == "D4.locked" else "S3.rollback")
+    if path is not None:  # first: the rows say more of what went wrong than the pair does
+        expect(path, expected, f"{what}, then another connection reads the store")
     if (got := impl.state(con)) != expected.state():
-        model.differs(f"{what}, then state(con)", repr(expected.state()), repr(got))
-    if path is not None:
-        expect(path, expected.snapshot(), f"{what}, then another connection reads the store")
+        model.differs(f"{what}, then state(con)", repr(expected.state()), repr(got), expected.because)
 
 
 def _uri(path, mode):

@@ -39,8 +39,7 @@ from hypothesis import strategies as st
 from resume.testing import busy, model, store
 from resume.testing import strategies as sts
 
-CHECKPOINT = "CREATE TABLE checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"
-LEDGER = "CREATE TABLE ledger(seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)"
+CHECKPOINT, LEDGER = model.SCHEMA  # SPEC.md's own words
 # SPEC.md's tables as other writers spell them (decision 17 leaves the SQL text
 # to each implementation): the same tables, whatever the text SQLite keeps.
 SPELLINGS = {

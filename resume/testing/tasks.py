@@ -21,8 +21,8 @@ async def outcome_of(impl, task, seconds):
     """What ``task`` (running the code under test) did within ``seconds``, as a ``model`` outcome.
 
     A task that was cancelled is ``Raised("CancelledError")``; one still
-    running at the bound is ``Raised("hung ...")`` (no prediction is ever
-    that), and is then cancelled and given one more second.
+    running at the bound is ``model.hung`` (no prediction is ever that),
+    and is then cancelled and given one more second.
     """
     done, _ = await asyncio.wait({task}, timeout=seconds)
     if not done:
@@ -30,7 +30,7 @@ async def outcome_of(impl, task, seconds):
         await asyncio.wait({task}, timeout=1.0)
         if task.done() and not task.cancelled():
             task.exception()  # retrieved: no "never retrieved" log at some random later moment
-        return model.Raised(f"hung (still running after {seconds} s)")
+        return model.hung(seconds)
     if task.cancelled():
         return model.Raised("CancelledError")
     if task.exception() is not None:

@@ -5,10 +5,9 @@
 (``runner.TestResult``, built by ``runner_plugin`` from the exception itself)
 into a ``Verdict``:
 
-* ``clause``: the sentence of SPEC.md the failure breaks, quoted word for
-  word (``QUOTES``; tests/test_check_report.py checks every quote against
-  SPEC.md), chosen by ``clause_for`` from the step, the test and the
-  model's prediction;
+* ``clause``: the sentence of SPEC.md the failure breaks, as the model
+  named it with its prediction (``model.Mismatch.clause``), read from
+  SPEC.md itself (``resume.testing.spec``);
 * ``calls``: what the test did, as the learner would write it - the plain
   lines the test noted (``hypothesis.note``: the calls, the store they ran
   on, a session's lines), a state machine's steps; never Hypothesis's
@@ -28,179 +27,15 @@ import dataclasses
 import re
 import shlex
 
-from resume.testing import model
+from resume.testing import spec
 
 # --------------------------------------------------------- SPEC.md, quoted
 
-# Clause ids as in quality/clauses.py; each quote is SPEC.md's own words
-# (line breaks aside). tests/test_check_report.py checks both.
-QUOTES = {
-    "S1.frame": f"A frame is one ASCII line `EVENT <seq> <delta>` ending in LF, at most {model.FRAME_MAX} bytes long; "
-                "return the tuple `(seq, delta)`.",
-    "S1.errors": "ValueError for: a leading zero on any number other than `0` itself, a `+` sign, `-0`, "
-                 "CRLF, a missing final newline, more than one line, non-ASCII.",
-    "S1.ranges": f"`seq` is {model.SEQ_MIN}–{model.SEQ_MAX}, `delta` is {model.DELTA_MIN}–{model.DELTA_MAX}.",
-    "D2.spaces": "A frame has exactly one ASCII space between `EVENT`, seq and delta; `EVENT` is upper case; "
-          "digits are ASCII `0-9` only.",
-    "D13": "`parse_line` takes `bytes` instances (subclasses too); `bytearray` and `memoryview` are not bytes.",
-    "D14": "An `int` subclass other than `bool` (an `IntEnum`, a user's subclass) is an int wherever the "
-           "steps ask for one, timeouts included; a `float` subclass is a float.",
-    "D15": "A `fault` or `before_ack` that is not `None` is called as given, with no check beforehand.",
-    "S2.create-once": "It creates the two tables only when they do not exist",
-    "S2.init-once": "inserts the checkpoint's initial row `(1, -1, 0)` only when it does not exist",
-    "S2.state": "`state(con)` returns the tuple `(last, total)`.",
-    "D3.connect": f"`open_store` connects with `sqlite3.connect(path, timeout={model.BUSY_TIMEOUT}, isolation_level=None)`; "
-                  f"`PRAGMA busy_timeout` then reads {round(model.BUSY_TIMEOUT * 1000)}.",
-    "S2.close-on-failure": "If initialisation fails, close the connection and let the error propagate.",
-    "S3.exceptions": "Declare `Gap` and `Conflict` as subclasses of `Exception`.",
-    "S3.int-args": "Accept only `int`s (not `bool`) in the step-1 ranges; anything else is ValueError.",
-    "S3.one-transaction": "`seq == last + 1`: in ONE transaction, insert into `ledger` -> update `total` -> "
-                          "call `fault()` if given -> update `last`; commit; return `True`.",
-    "S3.duplicate": "`seq <= last`: if the ledger holds the same delta for that seq, return `False`; "
-                    "if its content differs, raise `Conflict`.",
-    "S3.gap": "any larger seq: raise `Gap`.",
-    "S3.rollback": "On failure, roll back every change, let the original error propagate, and leave no "
-                   "transaction open.",
-    "D4": "`apply_event` reads `last` inside the same transaction that writes (`BEGIN IMMEDIATE`), so two "
-          "connections can never both apply `last + 1`.",
-    "D4.locked": "A locked database surfaces as `sqlite3.OperationalError` after the busy timeout, with "
-                 "nothing changed and no transaction left open.",
-    "D6": "`apply_event` with `seq <= last` and no ledger row for that seq raises `Conflict`",
-    "S4.exception": "Declare `ResyncRequired` as a subclass of `Exception`.",
-    "S4.errors": "ValueError for: bool, wrong types, out-of-range values, an empty log, `last` greater "
-                 "than the log's final seq.",
-    "S4.resync": "If `last < first_seq - 1`: raise `ResyncRequired`.",
-    "S4.limit": "Otherwise return at most `limit` items with `seq > last`, as a new list.",
-    "D7.validate-first": "All ValueError checks, over the whole list, come before the `ResyncRequired` decision.",
-    "S5.ack": "Call `parse_line` and `apply_event` (passing `fault` through) and, on success, return "
-              "`b\"ACK <seq>\\n\"`. A duplicate with the same content is ACKed too;",
-    "S5.errors": "a parse error, a gap, a conflict or a business failure propagates its error, and no ACK "
-                 "is returned.",
-    "S5.visible": "right after the ACK, the result must be visible from another DB connection.",
-    "S6.timeout-valid": "`timeout` must be a positive, finite `int` or `float`, not `bool`; otherwise "
-                        "ValueError.",
-    "S6.read-bounded": "Bound every `readline` wait by `timeout`; at EOF return `state(con)`.",
-    "S6.ack-after-commit": "After a line has been committed with `consume_line`, call `before_ack(seq)` if "
-                           "given, then `writer.write(ack)` and a `drain` bounded by `timeout`.",
-    "S6.propagate": "Errors and cancellation propagate.",
-    "S6.reclaim": "On every path — normal, failure, cancellation — reclaim the connection: `close()`, then "
-                  "`wait_closed()` bounded by `timeout`.",
-    "S6.abort": "If that closing wait raises TimeoutError or ConnectionError, call "
-                "`writer.transport.abort()`, and never hide the original error.",
-    "S7.propagate": "Errors and cancellation propagate.",
-    "S6.db-open": "Do not close the DB connection.",
-    "S6.fallback": "With an invalid timeout, the closing wait uses 1 second.",
-    "D8.duplicates": "`before_ack` is called before every ACK the session writes, a duplicate's included",
-    "D9.partial": "A line that `readline` returns without a final LF (EOF in the middle of a frame) is a parse "
-          "error: nothing is committed, no ACK is written, and the `ValueError` propagates after the "
-          "connection is reclaimed.",
-    "D10": "A valid `timeout` is an `int` or `float`, not `bool`, with `0 < timeout < inf` (NaN is "
-           "invalid; an int too large to become a float is invalid too).",
-    "D11.error-wins": "The session's own error is never replaced by a closing error.",
-    "S7.validate-first": "Validate `timeout` first.",
-    "S7.order": "Then open, in this order, `open_store(path)` and `asyncio.open_connection(host, port, "
-                f"limit={model.READER_LIMIT})` bounded by `timeout`.",
-    "S7.resume": "Write the DB's `last` as `b\"RESUME <last>\\n\"`, `drain` bounded by `timeout`, hand over "
-                 "to `consume_session`, and return its result.",
-    "S7.close-db": "Close the DB connection on every path; if something fails before `consume_session` "
-                   "takes over, reclaim the socket directly.",
-    "S7.no-double-apply": "The resent event 1 must not be applied twice.",
-    "D9.over-long": "A line longer than the reader's limit surfaces as `ValueError` too.",
-    "D16": "`host` and `port` are handed to `asyncio.open_connection` as given",
-    "D16.one-attempt": "`run_client` makes one connection attempt.",
-    "D18": "Once `ACK <seq>` has been written, a power cut at any later moment must not lose event `seq` "
-           "or any event before it",
-}
 
-# Where a clause lives in SPEC.md, as a learner looks it up.
-def clause_place(clause_id):
-    kind, number = clause_id[0], clause_id[1:].split(".")[0]
-    return f"step {number}" if kind == "S" else f"decision {number}"
-
-
-# (step or None for any, pattern searched in "test name | expected | got | call", clause id):
-# the first rule that matches names the clause. The model's prediction comes
-# first (a Gap expected breaks step 3's gap rule, whichever step saw it).
-_RULES = [
-    (None, r"expected: (raises )?Gap\b", "S3.gap"),
-    (None, r"expected: (raises )?Conflict\b", "S3.duplicate"),
-    (None, r"expected: (raises )?ResyncRequired\b", "S4.resync"),
-    (6, r"escaped the event loop", "S6.propagate"),
-    (7, r"escaped the event loop", "S7.propagate"),
-    (None, r"power", "D18"),
-    (None, r"subclass|UserFloat|UserInt|IntEnum|<Number\.", "D14"),
-    (None, r"falsy|uncallable|cannot be called", "D15"),
-    (1, r"bytearray|memoryview|expected: .*\bbytes\b", "D13"),
-    (1, r"expected: raises ValueError", "S1.errors"),
-    (1, r"", "S1.frame"),
-    (2, r"the connection closed first", "S2.close-on-failure"),
-    (2, r"one_snapshot", "S2.state"),
-    (2, r"busy_timeout|busy timeout|autocommit|connect", "D3.connect"),
-    (2, r"expected: raises", "S2.close-on-failure"),
-    (2, r"tables", "S2.create-once"),
-    (2, r"reopen|keeps_the_cursor", "S2.init-once"),
-    (2, r"", "S2.state"),
-    (3, r"are_exceptions", "S3.exceptions"),
-    (3, r"locked|OperationalError", "D4.locked"),
-    (3, r"two_connections", "D4"),
-    (3, r"expected: raises ValueError", "S3.int-args"),
-    (3, r"expected: returns False", "S3.duplicate"),
-    (3, r"expected: raises that very|transaction (left )?open", "S3.rollback"),
-    (3, r"", "S3.one-transaction"),
-    (4, r"is_an_exception", "S4.exception"),
-    (4, r"expected: raises ValueError", "S4.errors"),
-    (4, r"", "S4.limit"),
-    (5, r"expected: raises|propagat", "S5.errors"),
-    (5, r"fault=\S.*then another connection", "S3.rollback"),  # the fault failed, the store moved
-    (5, r"another connection|visible", "S5.visible"),
-    (5, r"", "S5.ack"),
-    (6, r"cancellation propagates|expected: raises (CancelledError|ConnectionError)", "S6.propagate"),
-    (7, r"cancellation propagates|expected: raises CancelledError", "S7.propagate"),
-    (6, r"invalid_timeout|one_step_outside|either_end|timeout_ends", "D10"),
-    (6, r"expected: raises ValueError", "S6.timeout-valid"),
-    (6, r"drain", "S6.ack-after-commit"),
-    (6, r"silent|TimeoutError", "S6.read-bounded"),
-    (6, r"abort|closing_wait|hang", "S6.abort"),
-    (6, r"cancel", "S6.reclaim"),
-    (6, r"socket was not closed|never saw the connection end|closed", "S6.reclaim"),
-    (6, r"DB connection|db_open", "S6.db-open"),
-    (6, r"before_ack|ACK", "S6.ack-after-commit"),
-    (6, r"", "S6.ack-after-commit"),
-    (7, r"invalid_timeout|any_timeout.*expected: raises ValueError", "S7.validate-first"),
-    (7, r"expected: raises that very", "S7.propagate"),
-    (7, r"opened_first", "S7.order"),
-    (7, r"socket was left open|store connection open", "S7.close-db"),
-    (7, r"on each connection|one attempt", "D16.one-attempt"),
-    (7, r"RESUME|resume_line", "S7.resume"),
-    (7, r"before_ack", "S7.resume"),
-    (7, r"killed|twice", "S7.no-double-apply"),
-    (7, r"longer_than_64", "D9.over-long"),
-    (7, r"host_and_port", "D16"),
-    (7, r"one connection attempt", "D16.one-attempt"),
-    (7, r"connection_attempt_that_hangs", "S7.order"),
-    (7, r"", "S7.close-db"),
-    (None, r"socket", "S6.reclaim"),
-    (None, r"file descriptor", "S7.close-db"),
-    (None, r"ledger|total|consistent|exactly once|in_transaction", "S3.one-transaction"),
-    (None, r"RESUME", "S7.resume"),
-    (None, r"ACK", "S6.ack-after-commit"),
-    (None, r"transaction", "S3.one-transaction"),
-    (None, r"", "S7.no-double-apply"),
-]
-
-
-def clause_for(step, test, expected="", got="", call=""):
-    """``(clause id, quote)``: the sentence of SPEC.md a failure breaks.
-
-    The test's parameters (``[seq: int subclass]``) are left out: they name the
-    class a run draws from, not what the failing call did (a run of int
-    subclasses makes plain-int calls too).
-    """
-    text = f"{test.split('[')[0]} | expected: {expected} | got: {got} | {call}"
-    for rule_step, pattern, clause in _RULES:
-        if rule_step in (None, step) and re.search(pattern, text):
-            return clause, QUOTES[clause]
-    raise AssertionError("unreachable: the last rule matches everything")
+def clause_of(entry):
+    """The clause of SPEC.md a failure breaks, as the model named it (``model.Mismatch``, a
+    leak the harness saw): None if the failure names none (the suite's own check failed)."""
+    return (entry.get("mismatch") or {}).get("clause") or entry.get("clause")
 
 
 # --------------------------------------------------------- the failure, in plain words
@@ -286,7 +121,7 @@ def expected_and_got(entry, impl=None):
     if kind in _LEFT_BEHIND:
         return "", _LEFT_BEHIND[kind], scrub(message.strip())
     if kind == "Failed":  # pytest.fail(message): the message tells what happened
-        return "", "what the SPEC.md sentence above says", scrub(message.strip())
+        return "", "", scrub(message.strip())
     if kind != "AssertionError":  # the call raised where the test expected none
         raised = entry.get("raised_in") or {}
         mine = impl is not None and raised.get("file") == str(impl)
@@ -307,7 +142,7 @@ def expected_and_got(entry, impl=None):
              or re.match(r"(?P<got>.+?), not (?P<expected>.+)$", rest, re.DOTALL))
     if found:
         return call, found["expected"], found["got"]
-    return call, "what the SPEC.md sentence above says", rest
+    return call, "", rest
 
 
 # --------------------------------------------------------- the verdict
@@ -353,10 +188,6 @@ def rerun_command(impl, part, seed, profile=None):
     return " ".join(shlex.quote(word) for word in words)
 
 
-def step_number(part):
-    return int(part) if part.isdigit() else None
-
-
 def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
     """The ``Verdict`` of one part's ``check.Outcome``."""
     if outcome.status == "passed":
@@ -370,10 +201,10 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
     calls = plain_calls(entry.get("notes", ()), invariants)
     if call and calls and call.strip().startswith(calls[-1].strip()):
         calls = calls[:-1]  # the failing call is printed on a line of its own
-    test = failure.nodeid.split("::", 1)[-1]
-    clause, quote = clause_for(step_number(part), test, expected, got, call + " " + " ".join(calls))
+    clause = clause_of(entry)
     return Verdict(part, label, "FAIL", outcome.wall, outcome.tests, clause=clause,
-                   where=clause_place(clause), quote=quote, test=failure.nodeid, calls=calls,
+                   where=clause and spec.place(clause), quote=clause and spec.sentence(clause),
+                   test=failure.nodeid, calls=calls,
                    call=call, expected=expected, got=got,
                    rerun=rerun_command(impl, part, seed, profile))
 
@@ -417,13 +248,17 @@ def render(verdict, label=True):
     """
     lines = [headline(verdict, label)]
     if verdict.status == "FAIL":
-        lines += _block(f"SPEC.md, {verdict.where}: ", f'"{verdict.quote}"')
+        if verdict.clause:
+            lines += _block(f"SPEC.md, {verdict.where}: ", f'"{verdict.quote}"')
+        else:
+            lines.append(f"{PAD}SPEC.md: (this check names no sentence: the test below says what it checks)")
         if verdict.calls:
             lines.append(f"{PAD}what the test did (the smallest case found):")
             lines += [f"{PAD}    {line}" for line in verdict.calls]
         if verdict.call:
             lines += _block("the call: ", verdict.call)
-        lines += _block("expected: ", verdict.expected)
+        if verdict.expected:
+            lines += _block("expected: ", verdict.expected)
         lines += _block("got:      ", verdict.got)
         lines.append(f"{PAD}test:     {verdict.test}")
         lines.append(f"{PAD}again:    {verdict.rerun}")
