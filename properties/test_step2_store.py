@@ -44,10 +44,13 @@ def test_reopening_keeps_the_cursor_the_total_and_the_ledger(impl, window, extra
         with opened(impl, path):
             pass
         prefill(path, last, total, dict(window))
-        for _ in range(reopens):
+        saved = model.Store(last, total, dict(window))
+        for number in range(1, reopens + 1):
             with opened(impl, path) as con:
-                assert impl.state(con) == (last, total)
-            assert read(path) == ((last, total), dict(window))
+                model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, saved),
+                             f"open_store(path) on a store at last={last}, total={total}, reopened {number} time(s), "
+                             "then state(con)")
+            store.expect(path, saved, f"the store, reopened {number} time(s)")
 
 
 def refuses(con, sql):

@@ -217,13 +217,16 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
             locked(impl.consume_line, model.frame(0, 5))
             # Invalid arguments are refused as such, lock or no lock (checked before any wait).
             for seq, delta in [(True, 5), (1, 1.0), (1, model.DELTA_MAX + 1)]:
+                what = f"apply_event(con, {seq!r}, {delta!r}) while another connection holds the write lock"
                 model.expect(model.outcome_of(impl, impl.apply_event, con, seq, delta),
-                             model.Store(0, 5, {0: 5}).apply_event(seq, delta),
-                             f"apply_event(con, {seq!r}, {delta!r}) while another connection holds the write lock")
-                assert not con.in_transaction
+                             model.Store(0, 5, {0: 5}).apply_event(seq, delta), what)
+                if con.in_transaction:
+                    model.differs(what, "no transaction left open", "con.in_transaction is True", "S3.int-args")
             other.execute("ROLLBACK")
-        assert read(path) == ((0, 5), {0: 5})
-        assert impl.apply_event(con, 1, 7) is True  # the connection is still usable
+        after = model.Store(0, 5, {0: 5}, because="D4.locked")  # nothing changed
+        store.expect(path, after, "the store after the calls that found it locked")
+        model.expect(model.outcome_of(impl, impl.apply_event, con, 1, 7), after.apply_event(1, 7),
+                     "then apply_event(con, 1, 7), the lock released")  # the connection is still usable
 
 
 MOMENTS = 4  # apply_event's first statements at which the second connection acts, each in turn

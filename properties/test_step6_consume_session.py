@@ -708,7 +708,7 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         what += f", where the first statement after read number {failure[0]} raises {failure[1]!r}"
         store_after, models = model.Store(), domains.fresh(before_ack)
         predicted = await store_after.session(lines, None, timeout, models, failed=failure[1], failed_after=failure[0])
-    note(what)
+        note(what)
     compare(seen, predicted, store_after, what)
     if isinstance(mine, domains.Hook) and mine.calls != models.calls:
         model.differs("the calls of before_ack (once per commit, before its ACK)",

@@ -15,11 +15,47 @@ sentence: step 1's list of malformations, step 4's ranges). Prints one line per 
 
 import argparse
 import json
+import re
 import sys
 
 from quality import bugs as known
 from quality import clauses, meta
 from resume.testing import check, spec, verdict
+
+
+# Known bugs whose report may quote a sentence they are not listed with, and SPEC.md's reason:
+# what the failing call shows cannot tell the sentence the bug breaks from another.
+EXCEPTIONS = {
+    "fragment-joined": "the fragment is kept from an earlier example: the failing call is the first of its "
+                       "example, so nothing before it shows a line cut off before its LF (step 1)",
+    "gap-frame-kept-for-later": "the frame is kept from an earlier example, so no call of the failing example "
+                                "was refused as a gap (step 5's errors)",
+    "row-only-with-new-table": "a store with the checkpoint table only needs both of step 2's sentences (the "
+                               "ledger table created, the row inserted); the model names the tables'",
+    "init-once-autocommit": "the same store as row-only-with-new-table: step 2's two sentences, the tables' named",
+    "schema-memo-per-path": "the path form drawn first is a relative name, and a store that cannot be opened at "
+                            "an unusual path is decision 3's (the path handed to sqlite3.connect as given)",
+    "resync-before-validation": "ResyncRequired where ValueError is due is decision 7's order or a check left "
+                                "out (step 4's list); the model names the check",
+    "extra-fields-ignored": "an ACK for the line after a malformed one, or for the malformed line read as a "
+                            "frame: with no event before it both are ACK 0; the model names step 5's errors",
+    "zero-refused": "EVENT 0 -1000 holds a zero (step 1: \"other than `0` itself\") and an end of delta's range; "
+                    "the model names the range",
+    "resume-never-backwards": "RESUME 1 for ':memory:' on the second run is also what a path not handed on as "
+                              "given gives (step 7's open_store(path)); the model names that",
+    "port-parsed-from-str": "an int port refused by code meant for a str fails before any connection; nothing "
+                            "in that run shows the port's form (decision 16)",
+    "unbounded-drain": "a session whose drain and closing wait both block hangs in one of them; the model names "
+                       "the closing wait's bound where both are drawn",
+}
+
+# Words of a rule, not of an observation: a "got" line says what the implementation did. The
+# implementation's own error message (after "raises X: ") is its words, not the report's.
+RULE_WORDS = re.compile(r"\b(must|should|has to|have to|needs? to|is required)\b", re.IGNORECASE)
+
+
+def restates_a_rule(got):
+    return bool(RULE_WORDS.search(re.sub(r"raises \w+: .*", "", got or "")))
 
 
 def part_of(nodeid):
@@ -46,9 +82,14 @@ def misses(results):
             continue
         report = report_of(result)
         breaks = clauses.BREAKS.get(result.bug.id, ())
-        if not quotes_one_of(report.clause, breaks):
+        if not quotes_one_of(report.clause, breaks) or restates_a_rule(report.got):
             found.append((result.bug.id, report.clause, breaks, report))
     return found
+
+
+def unexplained(wrong):
+    """The misses that ``EXCEPTIONS`` does not list, and every report whose got restates a rule."""
+    return [miss for miss in wrong if miss[0] not in EXCEPTIONS or restates_a_rule(miss[3].got)]
 
 
 def quotes_one_of(clause, breaks):
@@ -60,8 +101,10 @@ def quotes_one_of(clause, breaks):
 def summary(results, wrong):
     caught = sum(1 for r in results if r.bug is not None and r.outcome.caught)
     lines = [f"  {bug}: quoted {clause}, breaks {', '.join(breaks)}  ({report.test.split('::')[-1]})"
+             + ("  [listed]" if bug in EXCEPTIONS else "") + ("  [got restates a rule]" if restates_a_rule(report.got) else "")
              for bug, clause, breaks, report in wrong]
-    lines.append(f"clause accuracy: {caught - len(wrong)}/{caught} caught bugs quote a clause they break")
+    lines.append(f"clause accuracy: {caught - len(wrong)}/{caught} caught bugs quote a clause they break "
+                 f"({len(unexplained(wrong))} not listed in quality/accuracy.py's EXCEPTIONS)")
     return "\n".join(lines)
 
 
@@ -86,7 +129,7 @@ def main(argv=None):
                              "call": report.call, "expected": report.expected, "got": report.got})
         with open(args.json, "w") as file:
             json.dump(rows, file, indent=1)
-    return 1 if wrong else 0
+    return 1 if unexplained(wrong) else 0
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import pytest
 
 from quality import bugs as known
 from quality import meta
-from resume.testing import check, verdict
+from resume.testing import check, spec, verdict
 
 pytestmark = pytest.mark.quality
 
@@ -102,7 +102,8 @@ def assert_complete_report(bug_id, step, fragment, impl, code, out, err, outcome
     quote = re.search(r'SPEC\.md, (step|decision) \d+: "(.+?)"\n', report, re.DOTALL)
     assert quote and " ".join(quote.group(2).split()) in SPEC, report
     if entry.get("mismatch"):
-        parts = {key: verdict.scrub(value) for key, value in entry["mismatch"].items()}
+        parts = {key: verdict.scrub(entry["mismatch"][key]) for key in ("call", "expected", "got")}
+        assert entry["mismatch"]["clause"] in quote.group(0) or spec.place(entry["mismatch"]["clause"]) in report
         assert f"expected: {parts['expected']}" in printed, report
         assert f"got:      {parts['got']}" in printed, report
         assert parts["call"] in report

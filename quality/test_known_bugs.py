@@ -19,7 +19,7 @@ a shrunk example of at most ``MAX_STEPS`` rule steps.
 import pytest
 
 from quality import bugs as known
-from quality import meta, report, trace
+from quality import accuracy, meta, report, trace
 from resume.testing import check, loader
 
 pytestmark = pytest.mark.quality
@@ -59,6 +59,14 @@ def test_the_suite_passes_the_reference_and_catches_every_known_bug(capsys):
     # of SPEC.md has a known bug that the suite caught.
     gaps = trace.gaps(trace.from_results(results, meta.SEED))
     assert not gaps, "traceability gaps:\n" + "\n".join(gaps)
+    # Clause accuracy (quality/accuracy.py): each report, as `resume check` prints it, quotes a
+    # sentence its bug breaks (or the bug is listed with SPEC.md's reason), and its got observes.
+    wrong = accuracy.misses(results)
+    with capsys.disabled():
+        print("\n" + accuracy.summary(results, wrong))
+    unexplained = accuracy.unexplained(wrong)
+    assert not unexplained, "reports that quote a sentence their bug does not break: " + ", ".join(
+        f"{bug} ({clause})" for bug, clause, _, _ in unexplained)
 
 
 # A shrunk state machine counterexample longer than this is no longer a

@@ -381,7 +381,9 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
             raise error
 
         self.direct(via, seq, self.model.deltas[seq], hook, model_fault=models_hook)
-        assert len(calls) == 1, f"the fault hook ran {len(calls)} times"
+        if len(calls) != 1:
+            model.differs(f"{via}(con, {seq}, ..., fault): the calls of fault", "1 call", f"{len(calls)} call(s)",
+                          model.OBSERVED["fault calls"])
 
     async def offer(self, seq, delta, via):
         """Offer ``seq delta`` by ``via``: in a session (its only line) or by a direct call."""
@@ -464,8 +466,8 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         self.con.close()
         self.con = None
         self.con = self.impl.open_store(self.path)
-        stored = self.impl.state(self.con)
-        assert stored == (self.model.last, self.model.total), f"state() after reopening: {stored}"
+        model.expect(model.outcome_of(self.impl, self.impl.state, self.con),
+                     model.open_store(self.path, self.model.store), "open_store(path) again, then state(con)")
 
     # --------------------------------------------------------- invariants
 

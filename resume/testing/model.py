@@ -823,7 +823,11 @@ class Store:
         if last == LAST_MIN and self.last != LAST_MIN:
             return "S2.init-once"
         refused = [self.refused[seq] for seq in ledger if seq not in self.ledger and seq in self.refused]
-        return refused[0] if refused else self.because
+        if refused:
+            return refused[0]
+        if last == self.last and set(ledger) < set(self.ledger):
+            return "S3.duplicate"  # rows dropped below the cursor: the ledger is what judges a redelivery
+        return self.because
 
     def what_it_is(self, seq, delta):
         """In words, what event ``(seq, delta)`` is to this store: ``"a duplicate"``, ``"a gap"``, ..."""

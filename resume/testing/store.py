@@ -73,7 +73,18 @@ def expect(path, expected, what):
     a ``model.Store``: the Mismatch names the clause of its last change (``Store.because``)."""
     from resume.testing import model
 
-    found = read(path)
+    try:
+        found = read(path)
+    except sqlite3.OperationalError as error:  # no store at the path at all
+        model.differs(what, text(expected.snapshot()), f"no store there ({error})", expected.because)
+    return expect_found(found, expected, what)
+
+
+def expect_found(found, expected, what):
+    """``found`` (a ``Snapshot`` read before) is the ``model.Store`` ``expected``'s, or a plain
+    ``model.Mismatch`` naming the clause the difference breaks (``Store.blame``)."""
+    from resume.testing import model
+
     if found != expected.snapshot():
         model.differs(what, text(expected.snapshot()), text(found) if found.state is not None
                       else f"no single checkpoint row (id 1); ledger {dict(found.ledger)}", expected.blame(found))

@@ -43,7 +43,7 @@ def clause_of(entry):
 # Notes that Hypothesis adds (its example block of the suite's objects, its
 # draws, explanations, reproduction hints), not the test's own note() lines.
 _HYPOTHESIS_NOTE = re.compile(
-    r"^(Falsifying|Failing|Trying example|Draw \d|Explanation:|\(note:|You can (add|reproduce)|"
+    r"^(Falsifying|Failing|Failed to reproduce|Trying example|Draw \d|Explanation:|\(note:|You can (add|reproduce)|"
     r"@reproduce_failure|Unreliable|Highest target|Retried|Error in|Adding |state\.teardown\(\))")
 _IMPL_CLASS = re.compile(r"<class 'resume_impl_under_test_\d+\.([\w.]+)'>")
 _IMPL_MODULE = re.compile(r"<module 'resume_impl_under_test_\d+' from '[^']*'>")
