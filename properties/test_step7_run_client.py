@@ -325,7 +325,8 @@ async def test_a_statement_failing_after_open_store_propagates_and_reclaims_ever
                     got = await model.async_outcome_of(impl, impl.run_client(HOST, peer.port, path, TIMEOUT))
             ended = await peer.all_ended(PEER_ENDS_WITHIN)
         assert_store_closed(path)
-    model.expect(got, model.propagates(error) if fired else model.Returned((0, 5)), what)
+    predicted = await model.Store().run_client(TIMEOUT, [model.frame(0, 5)], failed=error if fired else None)
+    model.expect(got, predicted.outcome, what)
     if not ended:
         model.differs(f"{what}: the server's side of the connection", "the connection ends", "it never ended",
                       model.leak_clause("run_client", ["socket:"]))

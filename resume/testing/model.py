@@ -872,7 +872,8 @@ class Store:
                 fault()
             except BaseException as error:  # noqa: BLE001 - decision 5: any BaseException
                 failure = hook_failed(fault, error, "S3.rollback", "D5")
-                self.because = failure.clause
+                # The store after it: step 3's rollback (decision 5's, for what is not an Exception).
+                self.because = "S3.rollback" if isinstance(error, Exception) else "D5"
                 return dataclasses.replace(failure, instead=instead)
         self.ledger[seq] = delta
         self.last, self.total = seq, self.total + delta
@@ -1005,7 +1006,7 @@ class Store:
         return result
 
     async def run_client(self, timeout, lines=(), ending=None, before_ack=None, *,
-                         path=None, connect=None, resume_drain=None, slow=None):
+                         path=None, connect=None, resume_drain=None, slow=None, failed=None):
         """Step 7: what ``run_client`` does on a store holding this one, with a peer that accepts,
         reads ``RESUME <last>`` and then sends ``lines`` and ``ending`` (as ``session`` takes them).
 
@@ -1018,8 +1019,10 @@ class Store:
         ``session``'s ``ending`` takes it (``"TimeoutError"`` for one that
         never completes, ``"ConnectionRefusedError"``). ``resume_drain``
         is how the drain of the RESUME line ends, in the same terms (decision
-        12: the error propagates once the socket is reclaimed). Then the
-        session's outcome. The DB connection is closed on every path.
+        12: the error propagates once the socket is reclaimed). ``failed``: the
+        error the first statement after ``open_store`` raised, if one did.
+        ``slow``: ``"open_store"`` when it waited for another connection's lock.
+        Then the session's outcome. The DB connection is closed on every path.
 
         Returns a ``Session`` whose ``opens`` and ``resume`` say whether the
         store was opened and which RESUME line was written (None: no connection).
@@ -1033,6 +1036,9 @@ class Store:
             result.outcome = opened
             return result
         result.opens = True
+        if failed is not None:  # the first statement after open_store: "Errors and cancellation propagate"
+            result.outcome = propagates(failed, "S7.propagate")
+            return result
         if connect is not None:
             result.outcome = result.wait_failed(connect, timeout, "S7.connect-bounded", "S7.propagate")
             return result
