@@ -235,7 +235,9 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         for i, session in enumerate(sessions, start=index):
             note(describe(session, i, self.expected_resumes[index]))
         note(f"receiver: it {outcome}")
-        assert len(sessions) == 1, f"expected one session, the publisher saw {len(sessions)}: {outcome}"
+        if len(sessions) != 1:
+            model.differs("the connections of the receiver's run_client", "one", f"{len(sessions)}: {outcome}",
+                          model.OBSERVED["connection attempts"])
         return sessions[0]
 
     def take_events(self, session):
@@ -288,14 +290,16 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         session = self.the_session(index, outcome)
         acked = self.take_events(session)
         if crash_before_ack is not None:
-            assert code == receiver.KILLED, f"the receiver was not killed at ACK {crash_before_ack}: {outcome}"
-            assert acked and acked[-1] == crash_before_ack, f"killed before ACK {crash_before_ack}? {outcome}"
+            if code != receiver.KILLED or not acked or acked[-1] != crash_before_ack:
+                model.differs(f"a receiver whose before_ack({crash_before_ack}) kills it",
+                              f"killed in before_ack({crash_before_ack}), after event {crash_before_ack} committed",
+                              outcome, model.OBSERVED["before_ack calls"])
             acked = acked[:-1]  # killed between commit and ACK
         else:
-            assert code == 0, f"the receiver failed: {outcome}"
-            assert out.strip() == f"last={self.model.last} total={self.model.total}", (
-                f"the receiver process printed {out.strip()!r}, "
-                f"the store should be last={self.model.last} total={self.model.total}")
+            printed = f"last={self.model.last} total={self.model.total}"
+            if code != 0 or out.strip() != printed:
+                model.differs("run_client in a receiver process, to the end of the log", f"it prints {printed}",
+                              outcome, "S7.handover")
         self.check_acks(session, acked)
 
     def direct(self, via, seq, delta, fault=None, model_fault=None):
@@ -449,8 +453,9 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
         seq = min(self.publisher.acked + 1 + offset, self.model.final)
         self.crashes += 1
         await self.process_session(crash_before_ack=seq)
-        assert self.publisher.acked == seq - 1, (
-            f"the publisher's ACK cursor is {self.publisher.acked}, expected {seq - 1}")
+        if self.publisher.acked != seq - 1:
+            model.differs(f"the publisher's ACK cursor, the receiver killed before ACK {seq}", seq - 1,
+                          self.publisher.acked, "S6.ack-after-commit")
 
     @precondition(lambda self: self.takeovers < self.crashes)
     @rule()
