@@ -255,23 +255,38 @@ async def test_a_peer_that_resets_gives_a_ConnectionError_and_closes_the_store(i
                           model.OBSERVED["connection attempts"])
 
 
+# Decision 12 at run_client's own reclaim site, drawn whole: each way the RESUME drain fails
+# (a reset, a hang past the timeout, a cancellation) x each way the closing wait that follows
+# ends (FAKE: it returns, hangs, raises a reset, raises another OSError). The model's reclaim
+# rule (``Session.after_closing``, decision 11) decides every cell.
+RESUME_DRAIN_FAILS = ["raises", "hangs", "cancelled"]
+RESUME_CLOSINGS = {"returns": None, "hangs": model.HANGS,
+                   "raises a reset": ConnectionResetError(errno.ECONNRESET, "closing wait: reset (fake)"),
+                   "raises OSError(EIO)": OSError(errno.EIO, "closing wait: I/O error (fake)")}
+
+
 @pytest.mark.asyncio
-@pytest.mark.parametrize("fault", ["raises", "hangs", "cancelled", "raises, and the closing wait hangs"])
+@pytest.mark.parametrize("closing", RESUME_CLOSINGS)
+@pytest.mark.parametrize("fault", RESUME_DRAIN_FAILS)
 @each_example_clean("run_client")
-async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault):
+async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(impl, fault, closing):
     """FAKE first drain (``peers.faulty_first_drain``): raises a ConnectionError,
-    hangs past the timeout, or hangs until run_client is cancelled. The error
-    propagates and the still-open socket is reclaimed (decision 12), a closing
-    wait that hangs cut at the timeout (not the 1 s of an invalid one)."""
-    timeout = 0.1  # the "hangs" case waits it out
+    hangs past the timeout, or hangs until run_client is cancelled; then the closing wait
+    returns, hangs, or raises. The drain's error propagates, never replaced by a closing
+    error, and the still-open socket is reclaimed (decision 12, as rule 11): a closing wait
+    that hangs cut at the timeout (not the 1 s of an invalid one), aborted if it fails."""
+    timeout = 0.1  # the "hangs" cases wait it out
     error = ConnectionResetError(errno.ECONNRESET, "RESUME drain: reset (fake)")
     ends = {"hangs": "TimeoutError", "cancelled": "CancelledError"}.get(fault, error)
-    hangs = fault.endswith("the closing wait hangs")
+    wait = RESUME_CLOSINGS[closing]
     predicted = await model.Store().run_client(timeout, resume_drain=ends)
-    duration = predicted.duration(model.HANGS if hangs else None)
-    what = f"run_client(host, port, path, {timeout}) whose RESUME drain {fault}"
+    closing_error, _ = predicted.closing(wait)
+    duration = predicted.duration(wait)
+    predicted.outcome = predicted.after_closing(closing_error, wait)
+    what = f"run_client(host, port, path, {timeout}) whose RESUME drain {fault}, and whose closing wait {closing}"
     with store.temp_store_path() as path:
-        with peers.faulty_first_drain(error if fault.startswith("raises") else "hang", hangs) as made:
+        with peers.faulty_first_drain(error if fault == "raises" else "hang",
+                                      "hang" if wait == model.HANGS else wait) as made:
             async with Publisher(LOG) as publisher:
                 start = asyncio.get_running_loop().time()
                 task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
@@ -291,6 +306,9 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
             model.differs(f"{what}: the time run_client took", f"{duration:.2f} s (the RESUME drain and the closing "
                           "wait each bounded by the timeout)", f"{elapsed:.2f} s",
                           model.OBSERVED["socket reclaimed before the session"])
+        if predicted.aborts(closing_error) and made[0].transport.aborts < 1:
+            model.differs(f"{what}: after the closing wait failed ({type(closing_error).__name__})",
+                          "writer.transport.abort() called", "no abort()", predicted.abort_clause(closing_error))
         if not closed:
             model.differs(what, "the socket closed before the error propagates", "the socket was left open",
                           model.OBSERVED["socket reclaimed before the session"])

@@ -1454,6 +1454,16 @@ import operator
 
 
 # ---------------------------------------------------------------- step 4''')),
+    _bug("resume-closing-error-wins", 7,
+         "reclaims the socket after a failed RESUME drain with the session's plain reclaim: a closing wait "
+         "that raises another OSError then replaces the drain's error (a learner's own file, issue 39)",
+         (r'''        except BaseException:
+            await _reclaim_after_error(writer, timeout)
+            raise
+        return await consume_session(reader, writer, con, timeout, before_ack)''', r'''        except BaseException:
+            await _reclaim(writer, timeout)
+            raise
+        return await consume_session(reader, writer, con, timeout, before_ack)''')),
     _bug("close-on-exception-only", 2,
          "closes the connection when initialisation fails with an Exception only: a KeyboardInterrupt there "
          "leaves it open (a learner's own file, issue 38)",

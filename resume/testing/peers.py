@@ -330,10 +330,10 @@ def _fails(fault):
 
 
 @contextlib.contextmanager
-def faulty_first_drain(fault, closing_hangs=False):
+def faulty_first_drain(fault, closing=None):
     """Within the block, ``asyncio.open_connection`` returns a ``CloseFault`` writer whose first
-    ``drain()`` hangs (``fault`` "hang") or raises ``fault``, and whose closing wait never ends
-    if ``closing_hangs``.
+    ``drain()`` hangs (``fault`` "hang") or raises ``fault``, and whose closing wait does what
+    ``closing`` says (``CloseFault``'s ``fault``: None for the real one, "hang", an error).
 
     Yields the list of fakes made, so a test can see whether its code under
     test connected through ``asyncio.open_connection`` at all (SPEC.md step 7
@@ -344,7 +344,7 @@ def faulty_first_drain(fault, closing_hangs=False):
 
     async def open_connection(*args, **kwargs):
         reader, writer = await real(*args, **kwargs)
-        made.append(CloseFault(writer, "hang" if closing_hangs else None, on_drain=lambda: _fails(fault)))
+        made.append(CloseFault(writer, closing, on_drain=lambda: _fails(fault)))
         return reader, made[-1]
 
     asyncio.open_connection = open_connection
