@@ -463,6 +463,38 @@ async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_s
             raise result
 
 
+# Decisions 10 and 11 at every reclaim site of consume_session, drawn whole: each way the session
+# ends x each way its closing wait ends (``CLOSINGS``, and a cancellation arriving in it). The
+# scenario property mixes the two at random; here each pair is a session of its own, all at once.
+# Left out: a cancellation as it reads, then another in the closing wait (one task, one cancel),
+# and an invalid timeout with a closing wait that hangs (its own test above: one second).
+RECLAIM_SITES = {"the normal end": dict(lines=(F05,)), "a line's error": dict(lines=(F05, GAP)),
+                 "before_ack's error": dict(lines=(F05,), hook="plain", fails_at=0),
+                 "a cancellation as it reads": dict(lines=(F05,), end="silence", cancel="reading"),
+                 "an invalid timeout": dict(lines=(F05,), timeout=0)}
+CLOSING_ENDS = {**{closing: dict(closing=closing) for closing in CLOSINGS},
+                "a cancellation arriving in it": dict(cancel="closing wait")}
+RECLAIMS = [Scenario(**{**site, **closing}) for site_name, site in RECLAIM_SITES.items()
+            for closing_name, closing in CLOSING_ENDS.items()
+            if not (site_name == "a cancellation as it reads" and "cancel" in closing)
+            and not (site_name == "an invalid timeout" and closing.get("closing") == "hang")]
+
+
+@pytest.mark.asyncio
+@each_example_clean("consume_session")
+async def test_every_reclaim_site_with_every_end_of_its_closing_wait(impl):
+    """Each way a session ends (normally, on a line's error, on before_ack's error, cancelled as
+    it reads, with an invalid timeout) with each way its closing wait ends: the model's reclaim
+    rule (decision 11) decides each, its own error never replaced. The first that differs is reported."""
+    results = await asyncio.gather(*(session_as_predicted(impl, scenario, notes=False) for scenario in RECLAIMS),
+                                   return_exceptions=True)
+    for scenario, result in zip(RECLAIMS, results):
+        if isinstance(result, BaseException):
+            for line in scenario.exchange():  # no Hypothesis here: the notes go on the error itself
+                result.add_note(line)
+            raise result
+
+
 @pytest.mark.asyncio
 @pytest.mark.parametrize("shape", ["blocks", "awaits", "a late line, then a slow drain",
                                    "the first line past the timeout", "the second line past the timeout"])

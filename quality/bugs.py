@@ -1454,6 +1454,21 @@ import operator
 
 
 # ---------------------------------------------------------------- step 4''')),
+    _bug("cancel-closing-error-wins", 6,
+         "reclaims the connection after a cancellation with the plain reclaim: a closing wait that raises "
+         "another OSError then replaces the cancellation (issue 39: a reclaim site x a closing outcome)",
+         (r'''    except BaseException:
+        await _reclaim_after_error(writer, close_timeout)
+        raise
+    await _reclaim(writer, close_timeout)
+    return state(con)''', r'''    except asyncio.CancelledError:
+        await _reclaim(writer, close_timeout)
+        raise
+    except BaseException:
+        await _reclaim_after_error(writer, close_timeout)
+        raise
+    await _reclaim(writer, close_timeout)
+    return state(con)''')),
     _bug("resume-closing-error-wins", 7,
          "reclaims the socket after a failed RESUME drain with the session's plain reclaim: a closing wait "
          "that raises another OSError then replaces the drain's error (a learner's own file, issue 39)",

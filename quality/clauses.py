@@ -170,6 +170,7 @@ BREAKS = {
     "close-on-sqlite-error-only": ("S2.close-on-failure", "D5.open-store"),
     "close-on-exception-only": ("S2.close-on-failure", "D5.open-store"),
     "resume-closing-error-wins": ("D12", "D11.error-wins"),
+    "cancel-closing-error-wins": ("D11.error-wins",),
     "sign-stripped": ("S1.plus", "D2.digits"),
     "closing-wait-always-fallback": ("S6.reclaim",),
     "closing-wait-floored": ("S6.reclaim",),
