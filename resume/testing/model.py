@@ -1048,6 +1048,7 @@ class Store:
         result.resume_clause = "S7.order" if forgets else "S7.resume"
         if resume_drain is not None:
             result.outcome = result.wait_failed(resume_drain, timeout, "S7.drain-bounded", "D12")
+            result.before_handover = True
             return result
         session = await self.session(lines, ending, timeout, before_ack)
         session.opens, session.resume, session.resume_clause = True, result.resume, result.resume_clause
@@ -1100,6 +1101,7 @@ class Session:
     expired_by: str | None = None  # the clause of the wait that ran to its bound, if one did
     opens: bool = False  # step 7: the store was opened
     resume_clause: str = "S7.resume"  # what decides the RESUME line (the path, for a store that forgets)
+    before_handover: bool = False  # step 7: it failed before consume_session took over (run_client reclaims)
     resume: bytes | None = None  # step 7: the RESUME line written (None: no connection made)
 
     def wait_failed(self, error, timeout, bounded, otherwise):
@@ -1186,7 +1188,10 @@ class Session:
         return self.expired_by if fewer and self.expired_by else store.blame(found)
 
     def closing_clause(self):
-        """The clause that bounds the closing wait: the timeout, or 1 s after an invalid one."""
+        """The clause that bounds the closing wait: the timeout, or 1 s after an invalid one; run_client's
+        own reclaim before the session takes over: decision 12's."""
+        if self.before_handover:
+            return "D12"
         return "S6.reclaim" if self.timeout_valid else "S6.fallback"
 
     def sent_clause(self, sent):
