@@ -28,6 +28,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 
 import pytest
 
@@ -115,6 +116,9 @@ def comparable(report):
 def test_the_rerun_line_pasted_in_the_root_folder_fails_the_same_way(tmp_path):
     impl = buggy(tmp_path / "mine", "crlf-accepted")
     env = {k: v for k, v in os.environ.items() if k not in ("HYPOTHESIS_STORAGE_DIRECTORY", loader.ENV_VAR)}
+    # The rerun line says `python3`: the one running this test, as in a learner's activated venv
+    # (a venv that is not activated leaves another python3 first on the PATH).
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     first = subprocess.run(["python3", "-m", "resume", "check", str(impl), "--step", "1"], cwd="/",
                            env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 1, first.stdout + first.stderr
