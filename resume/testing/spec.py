@@ -31,7 +31,9 @@ SPEC_PATH = pathlib.Path(__file__).resolve().parents[2] / "SPEC.md"
 class Clause:
     id: str
     step: int  # the step of SPEC.md it belongs to (a decision: the step it binds)
-    words: str  # words of SPEC.md, as written there (line breaks aside), found once in the clause's place
+    # Words of SPEC.md, as written there (line breaks aside), found once in the clause's place; no
+    # number of the contract among them (the model holds those), so a changed bound moves no clause.
+    words: str
 
     @property
     def place(self):
@@ -53,9 +55,9 @@ CLAUSES = [
     # ------------------------------------------------------------ step 1: parse_line
     _c("S1.bytes", 1, "Accept `bytes` only."),
     _c("S1.frame", 1, "return the tuple `(seq, delta)`"),
-    _c("S1.length", 1, "at most 64 bytes long"),
-    _c("S1.seq-range", 1, "`seq` is 0–2147483647"),
-    _c("S1.delta-range", 1, "`delta` is -1000–1000"),
+    _c("S1.length", 1, "bytes long"),
+    _c("S1.seq-range", 1, "`seq` is"),
+    _c("S1.delta-range", 1, "`delta` is"),
     _c("S1.leading-zero", 1, "a leading zero on any number other than `0` itself"),
     _c("S1.plus", 1, "a `+` sign"),
     _c("S1.minus-zero", 1, "`-0`"),
@@ -76,11 +78,11 @@ CLAUSES = [
     _c("S2.create-once", 2, "It creates the two tables only when they do not exist"),
     _c("S2.checkpoint-table", 2, "checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)"),
     _c("S2.ledger-table", 2, "ledger(seq INTEGER PRIMARY KEY, delta INTEGER NOT NULL)"),
-    _c("S2.init-once", 2, "inserts the checkpoint's initial row `(1, -1, 0)` only when it does not exist"),
+    _c("S2.init-once", 2, "inserts the checkpoint's initial row"),
     _c("S2.state", 2, "`state(con)` returns the tuple `(last, total)`"),
-    _c("D3.connect", 2, "`open_store` connects with `sqlite3.connect(path, timeout=1.0, isolation_level=None)`"),
+    _c("D3.connect", 2, "`open_store` connects with `sqlite3.connect(path,"),
     _c("D3.autocommit", 2, "isolation_level=None"),
-    _c("D3.busy-timeout", 2, "`PRAGMA busy_timeout` then reads 1000"),
+    _c("D3.busy-timeout", 2, "`PRAGMA busy_timeout` then reads"),
     _c("S2.close-on-failure", 2, "If initialisation fails, close the connection and let the error propagate."),
     _c("D5.open-store", 2, "The same holds for step 2's initialisation"),
     # ----------------------------------------------------- step 3: apply_event
@@ -100,11 +102,11 @@ CLAUSES = [
     _c("D6", 3, "`apply_event` with `seq <= last` and no ledger row for that seq raises `Conflict`"),
     # ---------------------------------------------------------- step 4: replay
     _c("S4.exception", 4, "Declare `ResyncRequired` as a subclass of `Exception`."),
-    _c("S4.log-length", 4, "a `list` of 1–128 `(seq, delta)` tuples"),
+    _c("S4.log-length", 4, "`events` is a `list` of"),
     _c("S4.consecutive", 4, "whose seqs are consecutive and ascending"),
     _c("S4.values", 4, "values being ints in the step-1 ranges"),
-    _c("S4.last-range", 4, "`last` is an int in -1–2147483647"),
-    _c("S4.limit-range", 4, "`limit` an int in 1–16"),
+    _c("S4.last-range", 4, "`last` is an int in"),
+    _c("S4.limit-range", 4, "`limit` an int in"),
     _c("S4.past-end", 4, "`last` greater than the log's final seq"),
     _c("S4.resync", 4, "If `last < first_seq - 1`: raise `ResyncRequired`."),
     _c("S4.limit", 4, "return at most `limit` items with `seq > last`"),
@@ -130,7 +132,7 @@ CLAUSES = [
     _c("S6.reclaim", 6, "On every path — normal, failure, cancellation — reclaim the connection: `close()`, then `wait_closed()` bounded by `timeout`."),
     _c("S6.abort", 6, "If that closing wait raises TimeoutError or ConnectionError, call `writer.transport.abort()`"),
     _c("S6.db-open", 6, "Do not close the DB connection."),
-    _c("S6.fallback", 6, "With an invalid timeout, the closing wait uses 1 second."),
+    _c("S6.fallback", 6, "With an invalid timeout, the closing wait uses"),
     _c("D8.duplicates", 6, "`before_ack` is called before every ACK the session writes, a duplicate's included"),
     _c("D8.awaitable", 6, "an awaitable is awaited before the ACK is written"),
     _c("D9.partial", 6, "A line that `readline` returns without a final LF (EOF in the middle of a frame) is a parse error"),
@@ -141,8 +143,8 @@ CLAUSES = [
     _c("D11.error-wins", 6, "The session's own error is never replaced by a closing error."),
     # ------------------------------------------------------- step 7: run_client
     _c("S7.validate-first", 7, "Validate `timeout` first."),
-    _c("S7.order", 7, "open, in this order, `open_store(path)` and `asyncio.open_connection(host, port, limit=64)`"),
-    _c("S7.connect-bounded", 7, "`asyncio.open_connection(host, port, limit=64)` bounded by `timeout`"),
+    _c("S7.order", 7, "open, in this order, `open_store(path)` and"),
+    _c("S7.connect-bounded", 7, "`asyncio.open_connection(host, port,"),
     _c("S7.resume", 7, "Write the DB's `last` as `b\"RESUME <last>\\n\"`"),
     _c("S7.drain-bounded", 7, "`drain` bounded by `timeout`, hand over to `consume_session`"),
     _c("S7.handover", 7, "hand over to `consume_session`, and return its result"),
