@@ -9,6 +9,11 @@ malformation, values that are not bytes, near misses and arbitrary bytes;
 each after a call with a line of any kind, or none, and the rest of a split
 frame after its start (``strategies.line_calls``): each call stands alone.
 
+A second claim draws a composition whole: every field of the frame
+(``model.FRAME_FIELDS``) with every malformation (``model.FIELD_MALFORMATIONS``),
+each example a line per field, so that a parser that checks one field for a
+malformation and not another is caught in every run, not by chance.
+
 Not observable here, by design: the 64-byte limit on its own. The longest
 valid frame is 23 bytes, so every longer line is also malformed in another
 way, and an implementation that parses strictly but skips the length check
@@ -40,3 +45,11 @@ test_parse_line_does_what_the_model_predicts_first_look = first_look(
     data=st.data())
 
 
+
+
+@pytest.mark.parametrize("malformation", sorted(model.FIELD_MALFORMATIONS))
+@settings(max_examples=max(3, settings.default.max_examples // 2))  # 16 runs, each example every field
+@given(data=st.data())
+def test_every_field_with_each_malformation(impl, malformation, data):
+    for line in data.draw(sts.every_field_malformed(malformation), label="a line per field of the frame"):
+        model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line), f"parse_line({line!r})")

@@ -25,6 +25,7 @@ class Bug:
     step: int  # the step of SPEC.md whose contract it breaks
     what: str  # one line: the bug, as a reviewer would describe it
     edits: tuple  # ((old, new), ...): exact replacements, each old text found once
+    base: str = "client"  # the file patched: resume/client.py, or "independent" (quality/variants/)
 
 
 class PatchError(Exception):
@@ -44,6 +45,12 @@ def apply(bug, source):
 
 def _bug(id, step, what, *edits):
     return Bug(id, step, what, tuple(edits))
+
+
+def _independent(id, step, what, *edits):
+    """A bug written into quality/variants/independent.py: the same mistake in code of another
+    shape (a byte scanner, other SQL, other deadlines), as a learner's own file has it."""
+    return Bug(id, step, what, tuple(edits), base="independent")
 
 
 BUGS = [
@@ -1856,6 +1863,24 @@ async def run_client(host, port, path, timeout, before_ack=None):'''),
          "hands the connection int(port), not the port as given: an int subclass reaches a name host",
          (r'''await asyncio.open_connection(host, port, limit=FRAME_MAX)''',
           r'''await asyncio.open_connection(host, int(port), limit=FRAME_MAX)''')),
+]
+
+# ------------------------------------------------------------ compositions (issue 39)
+# Each needs a pairing that no factor alone draws: every factor is drawn over
+# its whole domain by the tests of its class, the pairing only by the product's
+# test (docs/DOMAINS.md, "Compositions drawn whole").
+BUGS += [
+    _independent("fraction-dropped", 1,
+                 "reads a number up to a `.` followed only by zeros, as some publishers write 3.0 for 3: "
+                 "`EVENT 5 3.0` and `EVENT 5. 3` pass",
+                 (r'''    """Turn an ASCII decimal token into an int, the strict way."""
+    size = len(token)
+''', r'''    """Turn an ASCII decimal token into an int, the strict way."""
+    whole, dot, fraction = token.partition(b".")
+    if dot and not fraction.strip(b"0"):
+        token = whole  # 3.0 is 3
+    size = len(token)
+''')),
 ]
 
 # The bugs that the state machines of stateful/ must catch ON THEIR OWN (the

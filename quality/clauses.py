@@ -226,6 +226,7 @@ BREAKS = {
     "any-whitespace-separator": ("D2.spaces",),
     "underscore-accepted": ("D2.digits",),
     "hex-accepted": ("D2.digits",),
+    "fraction-dropped": ("D2.digits",),
     "extra-fields-ignored": ("D2.spaces",),
     "long-frame-overflow-error": ("D1.value-error",),
     "nul-stripped": ("S1.frame",),

@@ -38,6 +38,11 @@ from resume.testing import check, loader, runner
 # The reference implementation, read as text to be patched: never imported here.
 REFERENCE = loader.DEFAULT_PATH
 
+# The file each known bug patches (``Bug.base``): the reference, or the
+# independent variant, whose code has other shapes; a learner's bug may look
+# like either.
+BASES = {"client": REFERENCE, "independent": pathlib.Path(__file__).resolve().parent / "variants" / "independent.py"}
+
 # One Hypothesis seed for every run (``--hypothesis-seed``), so that the
 # meta-test gives the same verdict each time CI runs it: under the dev
 # profile's random seeds a bug that the suite catches 99 runs in 100 would
@@ -84,11 +89,16 @@ def write_copies(folder, patches, header, patch, source=None):
     return paths
 
 
-def write_bugs(folder, selected=None, source=None):
-    """Write one patched copy of the reference per bug into ``folder``; ``{id: path}``."""
+def patched(bug):
+    """The text of ``bug``'s file: its base (``BASES``) with its edits; PatchError if one does not match."""
+    return known.apply(bug, BASES[bug.base].read_text())
+
+
+def write_bugs(folder, selected=None):
+    """Write one patched copy of its base per bug into ``folder``; ``{id: path}``."""
     return write_copies(folder, selected or known.BUGS,
                         lambda bug: f"# KNOWN BUG ({bug.id}, step {bug.step}): {bug.what}\n",
-                        known.apply, source)
+                        lambda bug, source: patched(bug))
 
 
 def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed=SEED):

@@ -11,11 +11,14 @@ every run, and every end must have been reached. (Under random seeds: 30
 dev runs of each strategy, measured on 2026-12-03, missed no end.)
 """
 
+import collections
+
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resume.testing import strategies as sts
-from resume.testing import domains
+from resume.testing import domains, model
 
 IN_RANGE = [label for label in sts.RANGE_ENDS
             if not label.startswith(("timeout", "frame length"))
@@ -68,3 +71,31 @@ def test_each_end_is_reached_within_the_dev_budget(name):
     seen = set().union(*(reached(strategy, derandomize=True) for strategy in strategies))
     missing = set(expected) - seen
     assert not missing, f"{name}: {dev_budget()} examples never reach {sorted(missing)}"
+
+
+def test_every_field_with_every_malformation_in_the_first_example_at_both_ends_within_the_budget():
+    """The product field x malformation (step 1's second property): each example of a malformation's
+    run draws a line per field, so every cell is drawn by the first example (N = 1); and within the
+    run's budget the text goes in at each end of each field (before it and after it)."""
+    budget = max(3, dev_budget() // 2)  # test_every_field_with_each_malformation's own
+    for malformation in model.FIELD_MALFORMATIONS:
+        examples = []
+        cells = st.tuples(*(sts.malformed_field(field, malformation).map(lambda drawn, field=field: (field, drawn[0]))
+                            for field in model.FRAME_FIELDS))
+
+        @settings(max_examples=budget, database=None, derandomize=True)
+        @given(cells)
+        def draw(drawn):
+            examples.append(drawn)
+
+        draw()
+        assert [field for field, _ in examples[0]] == list(model.FRAME_FIELDS)
+        if malformation in model.FIELD_REPLACEMENTS:
+            continue
+        places = collections.defaultdict(set)
+        for drawn in examples:
+            for field, place in drawn:
+                places[field].add(place)
+        missing = {field: {"before", "after"} - places[field] for field in model.FRAME_FIELDS
+                   if not {"before", "after"} <= places[field]}
+        assert not missing, f"{malformation}: {budget} examples never put the text at these ends: {missing}"

@@ -511,6 +511,61 @@ def _number(text, range_clause):
     return (-int(digits) if negative else int(digits)), None
 
 
+# The frame as a sequence of fields, and what can go wrong with any one of
+# them. Step 1 and decision 2 compose the two: every malformation can meet
+# every field, and a parser may check a field for one kind of malformation
+# and not for another. The strategies draw the whole product from these two
+# tables (a new malformation is a new cell in every field at once), and
+# ``read_frame`` decides each line, as it does any bytes: some edits leave a
+# valid frame (a digit added to seq), and those are predicted as frames.
+
+FRAME_FIELDS = ("EVENT", "the space after EVENT", "seq", "the space after seq", "delta", "the final LF")
+
+
+def frame_fields(seq, delta):
+    """The bytes of each of ``FRAME_FIELDS`` in ``frame(seq, delta)``, in order."""
+    return (b"EVENT", b" ", b"%d" % seq, b" ", b"%d" % delta, b"\n")
+
+
+FIELD_MALFORMATIONS = {
+    # a text put into the field at any place: before it, inside it, after it
+    "a digit": (b"0", b"1", b"9"),
+    "a sign": (b"-", b"+"),
+    "a space": (b" ",),
+    "another blank": (b"\t", b"\x0b", b"\x0c"),
+    "a CR": (b"\r",),
+    "an LF": (b"\n",),
+    "a NUL": (b"\x00",),
+    "a non-ASCII byte": (b"\x80", b"\xa0", b"\xff", "\u00a0".encode()),
+    "a non-ASCII digit": ("\u0661".encode(), "\uff10".encode(), "\U0001d7d7".encode()),
+    "a byte-order mark": (b"\xef\xbb\xbf",),
+    "an underscore": (b"_",),
+    "a letter or a base prefix": (b"e", b"E", b"x", b"0x", b"0o", b"0b"),
+    "a dot": (b".", b".0"),
+    # the field itself replaced
+    "left out": (b"",),
+    "doubled": (b"",),
+    "followed by a copy of itself": (b" ",),
+}
+"""Each malformation of a field, and the texts it puts in: ``malformed_frame`` says where."""
+
+FIELD_REPLACEMENTS = {"left out": lambda field, text: b"",
+                      "doubled": lambda field, text: field + field,
+                      "followed by a copy of itself": lambda field, text: field + text + field}
+
+
+def malformed_frame(seq, delta, field, malformation, at=0, choice=0):
+    """``frame(seq, delta)`` with ``field`` (of FRAME_FIELDS) changed by ``malformation`` (of
+    FIELD_MALFORMATIONS): its ``choice``-th text put in at byte ``at`` of the field (0 to the
+    field's length: before it to after it), or, for the last three, the field replaced."""
+    fields = list(frame_fields(seq, delta))
+    i = FRAME_FIELDS.index(field)
+    text = FIELD_MALFORMATIONS[malformation][choice]
+    replace = FIELD_REPLACEMENTS.get(malformation)
+    fields[i] = replace(fields[i], text) if replace else fields[i][:at] + text + fields[i][at:]
+    return b"".join(fields)
+
+
 def parse_line(line, after=None):
     """Step 1: ``(seq, delta)`` for a frame, ValueError for anything else (the clause it breaks).
     ``after``: the line of the call before, if any (each call stands alone)."""

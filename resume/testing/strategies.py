@@ -17,6 +17,9 @@ Contents:
   label to each) and ``non_bytes_frames``; ``lines(kind)`` draws any class
   of ``LINE_KINDS``, the whole domain of ``line``, and ``line_calls(kind)``
   the lines of calls in turn that end in one;
+* the product of the frame's fields and their malformations
+  (``model.FRAME_FIELDS`` x ``model.FIELD_MALFORMATIONS``): ``malformed_field``,
+  and ``every_field_malformed`` (a line per field, one malformation);
 * frame-shaped bytes for differential checks: ``mutated_frames``,
   ``frame_like_bytes``;
 * event logs for ``replay``: ``windows``, ``cursor_for`` /
@@ -38,7 +41,7 @@ import unicodedata
 from hypothesis import event
 from hypothesis import strategies as st
 
-from resume.testing import domains
+from resume.testing import domains, model
 from resume.testing.model import (  # noqa: F401 - re-exported: the bounds, stated once in the model
     DELTA_MAX, DELTA_MIN, FRAME_MAX, LAST_MIN, LIMIT_MAX, LIMIT_MIN, LOG_MAX, SEQ_MAX, SEQ_MIN, frame,
 )
@@ -412,6 +415,28 @@ FRAME_MALFORMATIONS = {
     "another message": protocol_words(),
 }
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
+
+
+@st.composite
+def malformed_field(draw, field, malformation):
+    """``(place, line)``: ``frame(seq, delta)`` with ``field`` changed by ``malformation``
+    (``model.malformed_frame``), the event, the place in the field and the text each drawn whole;
+    ``place`` says where the text went: "before", "inside" or "after" the field (or "whole")."""
+    seq, delta = draw(events())
+    texts = model.FIELD_MALFORMATIONS[malformation]
+    size = len(model.frame_fields(seq, delta)[model.FRAME_FIELDS.index(field)])
+    at = draw(st.sampled_from([0, size]) | st.integers(0, size))  # its ends often; shrinks to before it
+    place = "whole" if malformation in model.FIELD_REPLACEMENTS else \
+        "before" if at == 0 else "after" if at == size else "inside"
+    return place, model.malformed_frame(seq, delta, field, malformation, at, draw(st.integers(0, len(texts) - 1)))
+
+
+@functools.cache
+def every_field_malformed(malformation):
+    """One line per field of ``model.FRAME_FIELDS``, each with ``malformation``: every cell of the
+    product field x malformation that this malformation spans, in every example."""
+    return st.tuples(*(malformed_field(field, malformation).map(lambda drawn: drawn[1])
+                       for field in model.FRAME_FIELDS))
 
 
 NON_BYTES_KINDS = ["str", "bytearray", "memoryview", "int", "None", "list", "bool", "float", "bytes-like object"]
