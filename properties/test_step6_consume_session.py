@@ -173,7 +173,7 @@ def compare(seen, predicted, store_after, what, *, outcome=None, acks=True, exac
     differ = acks and seen.acks != (expected if exact else expected[: len(seen.acks)])
     if differ and len(seen.acks) > len(expected):
         model.differs(f"{what}: the ACKs the server read", acks_text(expected) + ("" if exact else " at most, in order"),
-                      acks_text(seen.acks), predicted.acks_clause(seen.acks))
+                      acks_text(seen.acks), predicted.acks_clause(seen.acks, seen.outcome))
     model.expect(seen.outcome, outcome or predicted.outcome, what)
     if seen.stored != store_after.snapshot():
         model.differs(f"{what}: the store after the session (read from another connection)",
@@ -671,7 +671,11 @@ async def session_as_predicted(impl, scenario, notes=True):
 # the first statement after read number r, r drawn, raises an error of that class):
 # in a line's consume_line, or in the state read at EOF, one run per class of error.
 LINE_CLASSES = ONE_LINE_MALFORMATIONS + [kind for kind in BAD_LINES if kind != "malformed"]
+# And each way before_ack can fail x the moment it fails (decision 8: before every ACK, a
+# duplicate's included): at its first call (a new event's ACK), or at a resent event's only.
+HOOK_FAILURES = [kind for kind in domains.HOOK_KINDS if "raises" in kind]
 CLASSES = ([("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
+           + [("before_ack at a duplicate", kind) for kind in HOOK_FAILURES]
            + [("line", kind) for kind in LINE_CLASSES] + [("statement", kind) for kind in statements.ERRORS])
 STATEMENT_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
 
@@ -689,8 +693,11 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     fails. The call is awaited in the test's own task, so that a KeyboardInterrupt from the hook
     or a statement comes back here rather than out of the event loop."""
     timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
-    before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
+    before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter.startswith("before_ack") else None),
                            label="before_ack")
+    if parameter == "before_ack at a duplicate":  # the log's events, then one resent: the hook fails there only
+        log, duplicate = log or [0], True
+        before_ack = before_ack.failing_at(len(log) + 1, "the resent event's call")
     assume(log or (parameter, kind) != ("line", "conflict"))
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []

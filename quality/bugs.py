@@ -1870,6 +1870,20 @@ async def run_client(host, port, path, timeout, before_ack=None):'''),
 # its whole domain by the tests of its class, the pairing only by the product's
 # test (docs/DOMAINS.md, "Compositions drawn whole").
 BUGS += [
+    _bug("resend-acked-before-hook", 6,
+         "ACKs a resent event before calling before_ack (it was committed long ago, the publisher is waiting): "
+         "when the hook then fails, the resend is ACKed all the same",
+         (r'''            ack = consume_line(con, line)
+            if before_ack is not None:
+                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+''', r'''            last_before, _ = state(con)
+            ack = consume_line(con, line)
+            if before_ack is not None:
+                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
+                if seq <= last_before:  # a resend, committed long ago: the publisher waits for its ACK
+                    writer.write(ack)
+                    ack = b""
+''')),
     _independent("fraction-dropped", 1,
                  "reads a number up to a `.` followed only by zeros, as some publishers write 3.0 for 3: "
                  "`EVENT 5 3.0` and `EVENT 5. 3` pass",

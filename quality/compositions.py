@@ -14,7 +14,9 @@ known bug (quality/bugs.py) that only that pairing exposes.
 The run is the catch matrix's (``meta.run_whole``: the whole suite under
 ``dev``, no ``-x``, a fresh example database) under the meta-test's seed and
 three random ones; for each seed it prints the tests that fail. A row holds
-when its product test fails under every seed and no other test fails under any.
+when its product test fails under every seed and no other test fails under
+any, but the row's ``mixes``: tests that draw its factors mixed at random,
+which meet the pairing now and then (the product meets it in every run).
 """
 
 import argparse
@@ -33,6 +35,7 @@ class Row:
     cells: str  # the product's size, as a sum
     test: str  # file::function that draws every cell
     bug: str  # the known bug only the pairing exposes
+    mixes: tuple = ()  # tests that draw the factors mixed at random: they may meet the pairing too
 
 
 ROWS = [
@@ -59,7 +62,24 @@ ROWS = [
         "resume-closing-error-wins"),
 ]
 
+ROWS.append(
+    Row("before_ack's failure at each moment (step 6, decisions 8 and 15)",
+        "each way before_ack fails (raises an Exception, a ValueError, a BaseException, an sqlite3 error; its "
+        "awaitable raises an Exception or a BaseException) x the call it fails at (a new event's, a resent "
+        "event's)",
+        "6 x 2 = 12, one run per cell",
+        "properties/test_step6_consume_session.py::test_any_timeout_and_any_before_ack_do_what_the_model_predicts",
+        "resend-acked-before-hook",
+        mixes=("properties/test_step6_consume_session.py::"
+               "test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path",
+               "properties/test_depth_long_runs.py::test_a_long_session_ends_at_the_instant_of_its_first_error")))
+
 SEEDS = ("0", "random", "random", "random")
+
+
+def holds(row, found):
+    """The row's product test fails under every seed, and no test but it and the row's mixes."""
+    return all(row.test in tests and set(tests) <= {row.test, *row.mixes} for tests in found)
 
 
 def table():
@@ -85,8 +105,7 @@ def prove(rows=ROWS, seeds=SEEDS):
             runs = {row: [pool.submit(failing, paths[row.bug], seed) for seed in seeds] for row in rows}
             found = {row.bug: [future.result() for future in futures] for row, futures in runs.items()}
     for row in rows:
-        holds = all(tests == [row.test] for tests in found[row.bug])
-        print(f"{row.bug}: {'only its product' if holds else 'NOT only its product'} "
+        print(f"{row.bug}: {'holds' if holds(row, found[row.bug]) else 'DOES NOT HOLD'} "
               f"({'; '.join(f'seed {seed}: ' + (', '.join(tests) or 'none') for seed, tests in zip(seeds, found[row.bug]))})")
     return found
 
@@ -101,7 +120,7 @@ def main(argv=None):
         return 0
     rows = [row for row in ROWS if not args.only or row.bug in args.only]
     found = prove(rows)
-    return 0 if all(all(tests == [row.test] for tests in found[row.bug]) for row in rows) else 1
+    return 0 if all(holds(row, found[row.bug]) for row in rows) else 1
 
 
 if __name__ == "__main__":

@@ -273,38 +273,44 @@ class Hook:
     name that very object.
     """
 
-    def __init__(self, name, error=None, returns=None, awaitable=None):
+    def __init__(self, name, error=None, returns=None, awaitable=None, at=None):
         self.name, self.error, self.returns, self.awaitable = name, error, returns, awaitable  # a shape, or None
+        self.at = at  # the call (1, 2, ...) at which it fails; None: every call
         self.calls = []
         self.awaited = []
         self.observer = None  # called first on every call: a test looks at the store at that moment
 
     def fresh(self):
-        return type(self)(self.name, self.error, self.returns, self.awaitable)
+        return type(self)(self.name, self.error, self.returns, self.awaitable, self.at)
+
+    def failing_at(self, call, moment):
+        """A copy that fails at its ``call``-th call only (the ``moment``, in words, for its name)."""
+        return type(self)(f"{self.name}, at {moment} only", self.error, self.returns, self.awaitable, call)
 
     def __call__(self, *args):
         self.calls.append(args)
         if self.observer is not None:
             self.observer(*args)
+        error = self.error if self.at in (None, len(self.calls)) else None
         if self.awaitable == "coroutine" or (self.awaitable == "sometimes" and len(self.calls) % 2 == 0):
-            return self._later(args)
+            return self._later(args, error)
         if self.awaitable == "sometimes":  # its odd calls return None, its even ones an awaitable
             return None
         if self.awaitable == "Future":
-            return _Future(lambda: self.awaited.append(args), self.error, self.returns)
+            return _Future(lambda: self.awaited.append(args), error, self.returns)
         if self.awaitable == "__await__":
-            return _Awaitable(self._later(args))
+            return _Awaitable(self._later(args, error))
         if self.awaitable == "generator-based coroutine":
-            return _generator_based(self._later(args))
-        if self.error is not None:
-            raise self.error
+            return _generator_based(self._later(args, error))
+        if error is not None:
+            raise error
         return self.returns
 
-    async def _later(self, args):
+    async def _later(self, args, error):
         await asyncio.sleep(0)
         self.awaited.append(args)
-        if self.error is not None:
-            raise self.error
+        if error is not None:
+            raise error
         return self.returns
 
     def __repr__(self):

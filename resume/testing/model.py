@@ -1214,15 +1214,19 @@ class Session:
                                 **{kind_of_class(type(closing_error)): "D11.carry-on"})
         return with_instead(propagates(closing_error, "D11.other-errors"), **hung)
 
-    def acks_clause(self, got):
+    def acks_clause(self, got, outcome=None):
         """The clause a session that wrote the ACKs ``got`` (a list of lines) breaks, where ``acks``
         were predicted: an ACK for the line that ended the session breaks that line's rule (a
-        frame's grammar, step 5's errors); ACKs past it, "Errors and cancellation propagate"; fewer,
-        the rule that ended the session early; any other, the order of step 6."""
+        frame's grammar, step 5's errors), or, where the session's error propagated all the same
+        (``outcome``: the one seen), the order of step 6 (the ACK came before its hook); ACKs past
+        it, "Errors and cancellation propagate"; fewer, the rule that ended the session early;
+        any other, the order of step 6."""
         seq, clause, later = self.ended_by or (None, None, set())
         if len(got) > len(self.acks) and got[:len(self.acks)] == self.acks:
             extra = got[len(self.acks)]
             if clause is not None and (extra == ack(seq) if seq is not None else extra not in later):
+                if clause == "S6.propagate" and outcome is not None and outcome == self.outcome:
+                    return "S6.ack-after-commit"  # its error propagated: the ACK was written before it
                 return clause  # the line that ended it, ACKed
             return self.outcome.clause or "S6.propagate"  # it went on past the error
         if len(got) < len(self.acks) and self.acks[:len(got)] == got:
