@@ -1884,6 +1884,10 @@ BUGS += [
                     writer.write(ack)
                     ack = b""
 ''')),
+    _independent("independent-closing-error-wins", 6,
+                 "reclaims every connection in one helper that raises what the closing wait raised "
+                 "(another OSError, a cancellation) whether or not the session has an error of its own",
+                 (r'''    if trouble is not None and not own_error:''', r'''    if trouble is not None:''')),
     _independent("fraction-dropped", 1,
                  "reads a number up to a `.` followed only by zeros, as some publishers write 3.0 for 3: "
                  "`EVENT 5 3.0` and `EVENT 5. 3` pass",

@@ -227,6 +227,7 @@ BREAKS = {
     "underscore-accepted": ("D2.digits",),
     "hex-accepted": ("D2.digits",),
     "fraction-dropped": ("D2.digits",),
+    "independent-closing-error-wins": ("D11.error-wins", "D12"),
     "resend-acked-before-hook": ("D8.duplicates", "S6.ack-after-commit"),
     "extra-fields-ignored": ("D2.spaces",),
     "long-frame-overflow-error": ("D1.value-error",),
