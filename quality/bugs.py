@@ -1888,6 +1888,13 @@ BUGS += [
                  "reclaims every connection in one helper that raises what the closing wait raised "
                  "(another OSError, a cancellation) whether or not the session has an error of its own",
                  (r'''    if trouble is not None and not own_error:''', r'''    if trouble is not None:''')),
+    _independent("run-client-path-resolved", 7,
+                 "run_client resolves the store's path before opening it (so that a later chdir cannot move it): "
+                 "':memory:' and '' become files in the working folder, where open_store alone keeps them as given",
+                 (r'''        raise ValueError("timeout: a positive finite int or float is required")
+    con = open_store(path)''', r'''        raise ValueError("timeout: a positive finite int or float is required")
+    import os
+    con = open_store(os.path.abspath(path))  # a later chdir cannot move the store''')),
     _independent("fraction-dropped", 1,
                  "reads a number up to a `.` followed only by zeros, as some publishers write 3.0 for 3: "
                  "`EVENT 5 3.0` and `EVENT 5. 3` pass",

@@ -227,6 +227,7 @@ BREAKS = {
     "underscore-accepted": ("D2.digits",),
     "hex-accepted": ("D2.digits",),
     "fraction-dropped": ("D2.digits",),
+    "run-client-path-resolved": ("S7.order", "D3.connect"),
     "independent-closing-error-wins": ("D11.error-wins", "D12"),
     "resend-acked-before-hook": ("D8.duplicates", "S6.ack-after-commit"),
     "extra-fields-ignored": ("D2.spaces",),

@@ -76,6 +76,15 @@ ROWS.append(
                "test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path",
                "properties/test_depth_long_runs.py::test_a_long_session_ends_at_the_instant_of_its_first_error")))
 
+ROWS.append(
+    Row("a path's form x the step that opens the store (steps 2 and 7, decision 3)",
+        "each form of `path` (`domains.PATH_FORMS`: relative, absolute, `pathlib.Path`, bytes, special "
+        "characters, `:memory:`, empty, a folder, a missing parent, foreign files and stores) x each call that "
+        "opens it (`open_store`, whose column step 2's path test draws; `run_client`, which opens it itself)",
+        "17 x 2 = 34, one run per form and call",
+        "properties/test_step7_run_client.py::test_any_path_is_opened_first_and_as_given",
+        "run-client-path-resolved"))
+
 SEEDS = ("0", "random", "random", "random")
 
 
