@@ -11,8 +11,8 @@ Profiles (``--hypothesis-profile NAME`` or ``HYPOTHESIS_PROFILE=NAME``):
 
 The implementation under test (``--impl PATH``, else ``$RESUME_IMPL``, else
 ``resume/client.py``) and the ``impl`` fixture come from the ``resume`` pytest
-plugin (``resume/testing/plugin.py``); tests never import ``resume.client``.
-The example database comes from the environment (``resume/testing/database.py``).
+plugin (``resume/testing/plugin/pytest_plugin.py``); tests never import ``resume.client``.
+The example database comes from the environment (``resume/testing/plugin/example_database.py``).
 """
 
 import os
@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
-from resume.testing import database, loader
-from resume.testing import check
-from resume.testing.check import PROFILES
-from resume.testing.first_look import SUFFIX, is_first_look
+from resume.testing.plugin import example_database
+from resume.testing.drivers import loader
+from resume.testing.grading import check
+from resume.testing.grading.check import PROFILES
+from resume.testing.plugin.first_look import SUFFIX, is_first_look
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one. One
@@ -39,9 +40,9 @@ _COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow], repo
 
 
 # HYPOTHESIS_DATABASE (Redis) and HYPOTHESIS_GITHUB_ARTIFACT (the nightly fuzz
-# job's artifact, read-only): see resume/testing/database.py. Under every
+# job's artifact, read-only): see resume/testing/plugin/example_database.py. Under every
 # profile, ci included (Hypothesis's ci has none): CI workers are meant to share.
-if (_database := database.example_database(os.environ)) is not None:
+if (_database := example_database.example_database(os.environ)) is not None:
     _COMMON["database"] = _database
 
 # dev and fuzz start from Hypothesis's own default profile, not from whatever is
@@ -90,7 +91,7 @@ def pytest_report_header(config):
 def pytest_collection_modifyitems(config, items):
     """Cheapest, highest-yield tests first, whatever the files are called.
 
-    1. every first look (``resume/testing/first_look.py``): each step's model
+    1. every first look (``resume/testing/plugin/first_look.py``): each step's model
        property, its explicit examples and a few generated ones;
     2. the steps' other tests, step by step: most cost milliseconds;
     3. the steps' long searches, step by step: the model properties (the tests

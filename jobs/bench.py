@@ -20,7 +20,7 @@ Sections (``--only`` takes a comma-separated list of these names):
   seconds under ``dev``): per test function, its seconds, how many known
   bugs it catches and which ones no other test catches. ``--yield`` runs
   this alone. Long: one whole suite run per bug.
-* ``strategies`` - the targeted frame strategies of resume/testing/strategies.py
+* ``strategies`` - the targeted frame strategies of resume/testing/strategies/values.py
   against a plain ``st.binary(max_size=70)`` on the parse-step (step 1)
   known bugs: examples and seconds until the bug is caught, medians over
   several seeds, and their ratio.
@@ -56,7 +56,11 @@ sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resume.testing import first_look, loader, model, runner, stores  # noqa: E402
+from resume.testing.plugin import first_look  # noqa: E402
+from resume.testing.drivers import loader
+from resume.testing import model
+from resume.testing.grading import runner
+from resume.testing.strategies import foreign_stores
 
 SECTIONS = ("suite", "catch", "yield", "strategies", "commits")
 KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
@@ -244,7 +248,7 @@ def agrees(impl, line):
 
 def targeted_frames():
     """The whole domain of ``line`` the suite draws from (``strategies.lines()``, every class mixed)."""
-    from resume.testing import strategies as sts
+    from resume.testing.strategies import values as sts
 
     return sts.lines()
 
@@ -346,8 +350,8 @@ COMMIT_EVENTS = 300
 COMMIT_REPEATS = 3
 # SPEC.md's schema, as the harness lays it down for stores "another writer made".
 _FLOOR_SCHEMA = (
-    stores.CHECKPOINT,
-    stores.LEDGER,
+    foreign_stores.CHECKPOINT,
+    foreign_stores.LEDGER,
     "INSERT INTO checkpoint(id, last, total) VALUES (1, -1, 0)",
 )
 
@@ -445,7 +449,7 @@ def report(figures, only):
                     f"{SEARCH_MAX_EXAMPLES} examples or {SEARCH_MAX_SECONDS:.0f} s. Medians over the seeds; a search that gave up",
                     "counts with what it spent, and `>` marks a median that is only a lower bound.",
                     "Targeted = the whole domain of `line` the suite draws from: `strategies.lines()`, every class",
-                    "of `LINE_KINDS` mixed (resume/testing/strategies.py).", "",
+                    "of `LINE_KINDS` mixed (resume/testing/strategies/values.py).", "",
                     table(["bug", "targeted caught", "targeted examples", "targeted s",
                            "binary caught", "binary examples", "binary s",
                            "examples ratio (binary/targeted)", "seconds ratio"], rows)]

@@ -13,7 +13,7 @@ import argparse
 import re
 import sys
 
-from resume.testing import runner
+from resume.testing.grading import runner
 
 FILES = ["properties/test_crash_syscalls.py", "stateful/test_crash_points.py"]
 _FIGURE = re.compile(r"^(crash points: .*|EIO injected: .*|ENOSPC injected: .*)$", re.M)

@@ -19,7 +19,7 @@ import collections
 import re
 import sys
 
-from resume.testing import runner
+from resume.testing.grading import runner
 
 DEPTH_TESTS = [
     "properties/test_depth_long_runs.py",

@@ -13,7 +13,7 @@ Per test it shows how many test cases ran, how often each rule ran (steps,
 and in how many runs), how often each event label was drawn (malformation
 classes, fault kinds, cursor relations...), and which were NEVER reached:
 for every family of labels the test drew from (``FAMILIES``: the labels a
-strategy of resume/testing/strategies.py can draw; a state machine's rules),
+strategy of resume/testing/strategies/values.py can draw; a state machine's rules),
 the ones with no test case at all. The ends of the contract's ranges
 (``strategies.RANGE_ENDS``) are counted over the whole run: those no test reached.
 
@@ -34,7 +34,7 @@ import sys
 
 from hypothesis.stateful import RuleBasedStateMachine
 
-from resume.testing import strategies
+from resume.testing.strategies import values as strategies
 
 # Events Hypothesis records by itself (filters retried, runs given up): not the suite's mix.
 HYPOTHESIS_OWN_EVENTS = ("Retried draw from", "gave up because", "Aborted test because")

@@ -47,7 +47,7 @@ import sys
 import time
 
 from jobs import explored, hypothesis_stats
-from resume.testing import runner
+from resume.testing.grading import runner
 
 JOBS = pathlib.Path(__file__).resolve().parent
 PROJECT_ROOT = JOBS.parent

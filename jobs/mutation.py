@@ -14,7 +14,7 @@ the mutants are shared out between workers (two on this 2-core machine).
 
 The test command is ``python -m jobs.mutation test --first-step N``: the
 whole suite (properties/ + stateful/) with ``-x`` under the ``dev`` profile,
-run by the project's one runner (``resume.testing.runner``): a fresh example
+run by the project's one runner (``resume.testing.grading.runner``): a fresh example
 database per mutant (no replay of what killed an earlier mutant), against
 the copy's client.py named by ``--impl`` (the suite loads the implementation
 by path, never by import). It prints the first failing test's node id from
@@ -49,7 +49,7 @@ import tempfile
 import threading
 import time
 
-from resume.testing import check, runner
+from resume.testing.grading import check, runner
 
 TARGET = "resume/client.py"
 _BOUND_VAR = "QUALITY_MUTANT_SECONDS"  # the test command's own time bound

@@ -21,8 +21,8 @@ import time
 
 from quality import meta
 from quality import power_bugs as power
-from resume.testing import loader
-from resume.testing import power as level
+from resume.testing.drivers import loader
+from resume.testing.drivers import power as level
 
 COMMITS = 300
 RUNS = 3

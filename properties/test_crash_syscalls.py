@@ -2,7 +2,7 @@
 
 The session: a fresh store on a real disk folder, the real publisher sending
 events 0, 1 and 2, then event 1 again (a duplicate, after the log). A dry run
-under strace counts its crash points (resume/testing/crash.py): every
+under strace counts its crash points (resume/testing/drivers/crash.py): every
 ``pwrite64`` and ``fdatasync`` on the store, every ``sendto`` (RESUME, ACKs)
 and ``recvfrom`` (a kill there is a kill just after the previous ACK left).
 Then, for each point, a new receiver is killed with SIGKILL on entering that
@@ -36,7 +36,8 @@ import pytest_asyncio
 from hypothesis import settings
 
 from resume.publisher import Publisher
-from resume.testing import crash, model, receiver
+from resume.testing.drivers import crash, receiver
+from resume.testing import model
 
 LOG = [(0, 5), (1, 7), (2, -3)]
 DUPLICATE = b"EVENT 1 7\n"  # sent again after the log: the receiver must ACK it and change nothing

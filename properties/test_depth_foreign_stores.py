@@ -1,7 +1,7 @@
 """Stores other writers made: ``open_store`` keeps them, and the receiver carries on exactly once.
 
 * A store laid down with raw sqlite3 in SPEC.md's schema
-  (``resume.testing.stores.foreign_stores``: any valid checkpoint, up to the
+  (``resume.testing.strategies.foreign_stores.foreign_stores``: any valid checkpoint, up to the
   top of the seq range; a ledger with its older rows trimmed; the tables in
   either order, spelled as SPEC.md does or otherwise; any journal mode): ``open_store`` keeps the schema, the
   checkpoint and every ledger row; ``state`` reads them; then applying a run
@@ -10,7 +10,7 @@
   the cursor is Conflict (SPEC.md decision 6), the next seq applies once.
 * The leftovers of a writer killed mid-commit (real ones, in the store's
   journal mode: a hot journal and uncommitted pages in the file, or
-  uncommitted WAL frames; ``stores.killed_mid_commit``): after
+  uncommitted WAL frames; ``foreign_stores.killed_mid_commit``): after
   ``open_store`` the store is exactly what it was before that writer began
   (SQLite's own recovery undid it); the next event applies once, its
   duplicate does not.
@@ -19,20 +19,22 @@
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import model, runs, store, stores
+from resume.testing import model
+from resume.testing.strategies import runs, foreign_stores
+from resume.testing.drivers import store_files
 
 
 def _read_all(path):
-    return store.read(path), stores.schema(path)
+    return store_files.read(path), foreign_stores.schema(path)
 
 
-@given(foreign=stores.foreign_stores(), plan=runs.plans(max_size=4),
+@given(foreign=foreign_stores.foreign_stores(), plan=runs.plans(max_size=4),
        via=st.sampled_from(["apply_event", "consume_line"]))
 def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, foreign, plan, via):
-    with store.temp_store_path() as path:
-        stores.lay_down(path, foreign)
+    with store_files.temp_store_path() as path:
+        foreign_stores.lay_down(path, foreign)
         before = _read_all(path)
-        with store.opened(impl, path) as con:
+        with store_files.opened(impl, path) as con:
             expected = model.Store(foreign.last, foreign.total, foreign.ledger())
             model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, expected),
                          "open_store on a store another writer made, then state(con)")
@@ -50,33 +52,33 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
             for index, line in enumerate(lines):
                 got, predicted = runs.give(impl, con, expected, line, via)
                 model.expect(got, predicted, f"line {index} {line.frame!r} through {via}")
-                store.expect_at_rest(impl, con, expected, f"line {index} {line.frame!r} through {via}")
-        store.expect(path, expected, f"the store another writer made, after {len(lines)} lines through {via}")
-        with store.opened(impl, path) as con:  # and once more: reopening keeps it too
+                store_files.expect_at_rest(impl, con, expected, f"line {index} {line.frame!r} through {via}")
+        store_files.expect(path, expected, f"the store another writer made, after {len(lines)} lines through {via}")
+        with store_files.opened(impl, path) as con:  # and once more: reopening keeps it too
             model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, expected),
                          "then open_store on it once more, and state(con)")
 
 
 # A child process per example (~0.1 s): fewer examples than the profile's.
 @settings(max_examples=max(4, settings.default.max_examples // 5))
-@given(foreign=stores.foreign_stores(max_kept=40, max_last=model.SEQ_MAX - 400),
+@given(foreign=foreign_stores.foreign_stores(max_kept=40, max_last=model.SEQ_MAX - 400),
        rows=st.integers(1, 300), by_impl=st.booleans())
 def test_a_store_left_by_a_writer_killed_mid_commit_is_recovered_whole(impl, foreign, rows, by_impl):
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         if by_impl:  # the store made by the implementation itself, then a few events
-            foreign = stores.Foreign(-1, 0, (), "checkpoint", True, "SPEC.md's", "delete")
-            with store.opened(impl, path):
+            foreign = foreign_stores.Foreign(-1, 0, (), "checkpoint", True, "SPEC.md's", "delete")
+            with store_files.opened(impl, path):
                 pass
         else:
-            stores.lay_down(path, foreign)
-        before = store.read(path)
-        note(f"the killed writer left {stores.killed_mid_commit(path, rows)} (bytes per file)")
+            foreign_stores.lay_down(path, foreign)
+        before = store_files.read(path)
+        note(f"the killed writer left {foreign_stores.killed_mid_commit(path, rows)} (bytes per file)")
         recovered = model.Store(*before.state, dict(before.ledger), because="S3.rollback")  # the kill: a failure
         what = "open_store on a store whose writer was killed mid-commit (the store as it was before that writer began)"
-        with store.opened(impl, path) as con:
-            store.expect_at_rest(impl, con, recovered, what, path)
+        with store_files.opened(impl, path) as con:
+            store_files.expect_at_rest(impl, con, recovered, what, path)
             seq = foreign.last + 1
             for _ in range(2):  # the next event, then the same again: a duplicate
                 model.expect(model.outcome_of(impl, impl.apply_event, con, seq, 5), recovered.apply_event(seq, 5),
                              f"{what}; apply_event(con, {seq}, 5)")
-                store.expect_at_rest(impl, con, recovered, f"{what}; apply_event(con, {seq}, 5)", path)
+                store_files.expect_at_rest(impl, con, recovered, f"{what}; apply_event(con, {seq}, 5)", path)

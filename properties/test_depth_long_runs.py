@@ -1,6 +1,6 @@
 """Depth: sessions of hundreds of lines, up to the error.
 
-The plans of ``resume.testing.runs`` stand for long runs in a few steps (a
+The plans of ``resume.testing.strategies.runs`` stand for long runs in a few steps (a
 run of 200-700 new events, a resend or a conflicting resend far behind the
 cursor, a gap, a malformed frame), so a window, cache, pruning rule or cap
 that starts at the N-th line is reached, and a failure still shrinks to
@@ -21,15 +21,16 @@ import pytest
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from resume.testing import model, peers, runs, store, tasks
-from resume.testing.hygiene import each_example_clean
+from resume.testing import model
+from resume.testing.drivers import peers, store_files, tasks
+from resume.testing.strategies import runs
+from resume.testing.drivers.hygiene import each_example_clean
 
 HOST = peers.HOST
 TIMEOUT = 5.0  # nothing here should ever wait this long
 
 
-class HookFailure(Exception):
-    """Raised by the test's before_ack at one chosen line; must come out as this very object."""
+from resume.testing.drivers.errors import HookFailure  # noqa: E402 - the test's own, raised by its before_ack
 
 
 @pytest.mark.asyncio
@@ -49,7 +50,7 @@ async def test_a_long_session_ends_at_the_instant_of_its_first_error(impl, plan,
                                                       for line in lines[:6]) + (", ..." if len(lines) > 6 else "")
          + (f"; before_ack raises at its call number {hook_at + 1}" if hook_at is not None else "")
          + f"; expected of the client: {len(predicted.acks)} ACKs, then it {predicted.outcome}")
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         outcome, received, hooked = await _session(impl, path, entry, lines, hook_error, hook_at)
         model.expect(outcome, predicted.outcome, f"a session of {len(lines)} lines through {entry}")
         resume = model.resume_line(model.LAST_MIN) if entry == "run_client" else b""
@@ -62,7 +63,7 @@ async def test_a_long_session_ends_at_the_instant_of_its_first_error(impl, plan,
             model.differs("the calls of before_ack (once per committed line, in order)",
                           f"before_ack for seqs {predicted.calls}", f"before_ack for seqs {hooked}",
                           model.OBSERVED["before_ack calls"])
-        store.expect(path, expected, "the store after the session (the lines up to the error, no more)")
+        store_files.expect(path, expected, "the store after the session (the lines up to the error, no more)")
 
 
 def _before_ack(hooked, hook_error, hook_at):

@@ -4,7 +4,7 @@ A separate level, marked ``power_loss``: the lab's verdict never depends on
 it (``-m "not power_loss"`` runs the lab alone; ``-m power_loss`` this level).
 
 The session, recorded ONCE per implementation and start under strace (module
-fixture, resume/testing/power.py): on a real disk folder, a new store, or an
+fixture, resume/testing/drivers/power.py): on a real disk folder, a new store, or an
 empty one another program made in SQLite's default journal (the journal mode
 is kept in the file: open_store must set its own); life 1 applies
 events 0, 1, 2 and is killed (SIGKILL from ``before_ack``) after committing
@@ -38,7 +38,9 @@ import pytest_asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import model, power, stores
+from resume.testing import model
+from resume.testing.drivers import power
+from resume.testing.strategies import foreign_stores
 
 pytestmark = pytest.mark.power_loss
 
@@ -51,14 +53,14 @@ EXHAUSTIVE = settings.get_current_profile_name() in ("ci", "fuzz")
 
 # Where the session starts: a new store, or an empty one another program made in SQLite's
 # default journal (DELETE): the journal mode is kept in the file, so open_store must set its own.
-FOREIGN = stores.Foreign(last=-1, total=0, kept=(), tables_first="checkpoint", row_first=True,
+FOREIGN = foreign_stores.Foreign(last=-1, total=0, kept=(), tables_first="checkpoint", row_first=True,
                          spelling="SPEC.md's", journal_mode="delete")
 
 
 async def _record(impl, log, lives, start=None):
     with power.disk_folder() as folder:
         if start is not None:
-            stores.lay_down(os.path.join(folder, "store.db"), start)
+            foreign_stores.lay_down(os.path.join(folder, "store.db"), start)
         return await power.record(impl.__file__, folder, log, lives)
 
 

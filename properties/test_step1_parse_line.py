@@ -25,8 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resume.testing import model
-from resume.testing.first_look import first_look, searching
-from resume.testing import strategies as sts
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.strategies import values as sts
 
 
 @pytest.mark.parametrize("kind", sorted(sts.LINE_KINDS))

@@ -9,11 +9,11 @@ Claims:
 * the connection has ``isolation_level`` None, a busy timeout of 1000 ms and
   no transaction left open; a new store that another connection holds the
   write lock on raises within that 1 s (it bounds the connect's initialisation);
-* every form of path (``domains.paths``: a file that is not a database, a
+* every form of path (``arguments.paths``: a file that is not a database, a
   database whose ``checkpoint`` table cannot hold SPEC's row among them)
   opens the store the model predicts, or raises its error and leaves no
   connection open.
-* a statement of open_store that fails (a FAKE, ``resume.testing.statements``)
+* a statement of open_store that fails (a FAKE, ``resume.testing.drivers.statements``)
   makes it raise that very error and leave no connection open, at a new path
   or on a store holding events; the next open finds the store as it was.
 """
@@ -28,10 +28,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import busy, domains, leaks, model, statements, store
-from resume.testing.first_look import first_look, searching
-from resume.testing import strategies as sts
-from resume.testing.store import opened, prefill, read, temp_store_path
+from resume.testing.drivers import busy, leaks, statements, store_files
+from resume.testing.strategies import arguments
+from resume.testing import model
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.strategies import values as sts
+from resume.testing.drivers.store_files import opened, prefill, read, temp_store_path
 
 
 @given(window=sts.windows(max_size=8), extra_total=st.integers(-(10**6), 10**6), reopens=st.integers(1, 4))
@@ -50,7 +52,7 @@ def test_reopening_keeps_the_cursor_the_total_and_the_ledger(impl, window, extra
                 model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, saved),
                              f"open_store(path) on a store at last={last}, total={total}, reopened {number} time(s), "
                              "then state(con)")
-            store.expect(path, saved, f"the store, reopened {number} time(s)")
+            store_files.expect(path, saved, f"the store, reopened {number} time(s)")
 
 
 def refuses(con, sql):
@@ -135,10 +137,10 @@ _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.i
 
 
 @pytest.mark.parametrize("kind", sorted(statements.ERRORS))
-@given(start=domains.stores(), new=st.booleans(), n=st.integers(1, 12), data=st.data())
+@given(start=arguments.stores(), new=st.booleans(), n=st.integers(1, 12), data=st.data())
 def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing(impl, kind, start, new, n, data):
     """"If initialisation fails, close the connection and let the error propagate": the n-th
-    statement of open_store raises an error of each class (``resume.testing.statements``, a
+    statement of open_store raises an error of each class (``resume.testing.drivers.statements``, a
     FAKE), at a new path or on a store that may hold events; the error propagates, no
     descriptor is left on the file, and the next open_store finds the store as it was (a
     new one, whatever a failed first open left)."""
@@ -166,20 +168,20 @@ def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing
         with opened(impl, path) as con:
             model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, start),
                          f"{what}; then open_store(path) again, and state(con)")
-        store.expect(path, start, f"{what}: the store, read by another connection")
+        store_files.expect(path, start, f"{what}: the store, read by another connection")
 
 
-@pytest.mark.parametrize("form", domains.PATH_FORMS)
+@pytest.mark.parametrize("form", arguments.PATH_FORMS)
 @searching(max(5, settings.default.max_examples // 5))  # most forms draw nothing but delta
 @given(data=st.data(), delta=st.integers(model.DELTA_MIN, model.DELTA_MAX))
 def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(impl, form, data, delta):
-    """Every form of ``path`` (``domains.paths``): the outcome is the model's (``model.open_store``);
+    """Every form of ``path`` (``arguments.paths``): the outcome is the model's (``model.open_store``);
     a store at a file is that very file and is there again on the next open; a store that forgets
     (``:memory:``, ``""``) starts new each time; an unusable path raises and leaves no connection."""
-    _, make = data.draw(domains.paths(form), label="path")
-    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store._FAST_TMP) as folder, contextlib.chdir(folder):
+    _, make = data.draw(arguments.paths(form), label="path")
+    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store_files._FAST_TMP) as folder, contextlib.chdir(folder):
         path = make(folder)
-        kept = store.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
+        kept = store_files.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         predicted = model.open_store(path)  # the state of the store it opens, or the error
         got = model.outcome_of(impl, impl.open_store, path)
         what = f"open_store({path!r}), then state(con), where the path is {form}"
@@ -202,7 +204,7 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
         if model.path_kind(path) == model.PATH_FILE:
             expected.apply_event(0, delta)
             expected.because = model.OBSERVED["path as given"]  # the store is the file at that very path
-            store.expect(os.fsdecode(path), expected, f"{what}; apply_event(con, 0, {delta}): the file at the path itself")
+            store_files.expect(os.fsdecode(path), expected, f"{what}; apply_event(con, 0, {delta}): the file at the path itself")
         again = model.outcome_of(impl, impl.open_store, path)
         what += f"; apply_event(con, 0, {delta}); then open_store({path!r}) again, and state(con)"
         if isinstance(again, model.Returned):

@@ -3,13 +3,13 @@
 Claims:
 * for any sequence of calls, from a fresh store or from a cursor anywhere in
   the seq range (rows possibly missing below it), with ``seq``, ``delta``
-  and ``fault`` drawn from their whole domains (``resume.testing.domains``),
+  and ``fault`` drawn from their whole domains (``resume.testing.strategies.arguments``),
   each call's outcome is the model's (``model.Store.apply_event``); inside
   ``fault`` the connection sees the row and the total written and the cursor
   not moved, and a second connection sees nothing of it yet; after the call
   a second connection sees exactly the model's store, and no transaction
   is left open;
-* a statement of the call that fails (a FAKE, ``resume.testing.statements``:
+* a statement of the call that fails (a FAKE, ``resume.testing.drivers.statements``:
   the n-th statement raises an Exception or a BaseException instead of
   running; each call is made again with n = 1, 2, ... until it runs without
   a failure, so that every statement of it fails once, its COMMIT included)
@@ -29,9 +29,11 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, model, statements, store
-from resume.testing.first_look import first_look, searching
-from resume.testing.store import opened, prefill, read, temp_store_path
+from resume.testing.strategies import arguments
+from resume.testing import model
+from resume.testing.drivers import statements, store_files
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.drivers.store_files import opened, prefill, read, temp_store_path
 
 
 # A call is drawn as an intention and made concrete against the model's
@@ -46,24 +48,24 @@ from resume.testing.store import opened, prefill, read, temp_store_path
 #   any delta     delta from the run's class of it, else its whole domain, at the
 #                 next seq, past a gap, at the cursor, below it or at seq 0:
 #                 an invalid delta meets every path, not only the next event's
-# In the run of a class that holds any int value (domains.AS_CLASS: an int
+# In the run of a class that holds any int value (arguments.AS_CLASS: an int
 # subclass, a float, an object with __index__...), every call gives its seq,
 # wherever the intention places it, as a value of that class: the class meets
 # every path, the next event's (whose seq is written) included.
 INTENTIONS = ["next", "same again", "other delta", "gap", "any seq", "any delta"]
 
 
-# One run per class of each parameter (``domains.INT_CLASSES`` for seq and
-# delta, ``domains.HOOK_KINDS`` for fault): the run draws that parameter from
+# One run per class of each parameter (``arguments.INT_CLASSES`` for seq and
+# delta, ``arguments.HOOK_KINDS`` for fault): the run draws that parameter from
 # its class (seq or delta on every other call, fault on every call), the rest
 # from their whole domains. With the
 # classes mixed in one run per parameter, a short run met a class such as
 # "one past an end" in 1 example of 50 under some seeds and never under
 # others; a run of its own reaches it in every example.
-FAULT_KINDS = [kind for kind in domains.HOOK_KINDS if not kind.startswith("awaitable")]
-# And one run per class of failure of a statement of the call (``resume.testing.statements``,
+FAULT_KINDS = [kind for kind in arguments.HOOK_KINDS if not kind.startswith("awaitable")]
+# And one run per class of failure of a statement of the call (``resume.testing.drivers.statements``,
 # a FAKE: the n-th statement, n drawn, raises an error of that class instead of running).
-RUNS = ([("seq", kind) for kind in domains.INT_CLASSES] + [("delta", kind) for kind in domains.INT_CLASSES]
+RUNS = ([("seq", kind) for kind in arguments.INT_CLASSES] + [("delta", kind) for kind in arguments.INT_CLASSES]
         + [("fault", kind) for kind in FAULT_KINDS] + [("statement", kind) for kind in statements.ERRORS])
 
 
@@ -73,12 +75,12 @@ RUNS = ([("seq", kind) for kind in domains.INT_CLASSES] + [("delta", kind) for k
 # (fault runs only when a call applies an event).
 _WEIGHTED = {"seq": "any seq", "delta": "any delta", "fault": "next", "statement": "next"}
 _INTENTIONS = {parameter: st.sampled_from(INTENTIONS + [kind] * len(INTENTIONS)) for parameter, kind in _WEIGHTED.items()}
-_CLASS = {"seq": domains.int_classes(model.SEQ_MIN, model.SEQ_MAX),
-          "delta": domains.int_classes(model.DELTA_MIN, model.DELTA_MAX),
-          "fault": {kind: domains.hooks(kind=kind) for kind in FAULT_KINDS}}
+_CLASS = {"seq": arguments.int_classes(model.SEQ_MIN, model.SEQ_MAX),
+          "delta": arguments.int_classes(model.DELTA_MIN, model.DELTA_MAX),
+          "fault": {kind: arguments.hooks(kind=kind) for kind in FAULT_KINDS}}
 # Beside a seq or delta of the run's class, no fault half the time (the usual call), else any:
 # most of fault's domain fails before the cursor moves, and the class would meet no commit.
-_ANY_FAULT = st.none() | domains.hooks()
+_ANY_FAULT = st.none() | arguments.hooks()
 _PLACES = st.sampled_from([4, 0, 1, 2, 3])  # k, seq 0 first: what a run starts from, and shrinks to
 _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
 
@@ -86,11 +88,11 @@ _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.i
 @st.composite
 def calls(draw, parameter, kind):
     intention = draw(_INTENTIONS[parameter])
-    values = domains.seqs() if intention == "any seq" else domains.deltas()
+    values = arguments.seqs() if intention == "any seq" else arguments.deltas()
     if intention == _WEIGHTED[parameter] != "next":
         values = _CLASS[parameter][kind]
     fault = draw(_CLASS["fault"][kind] if parameter == "fault" else _ANY_FAULT)
-    as_class = domains.AS_CLASS.get(kind) if parameter == "seq" else None
+    as_class = arguments.AS_CLASS.get(kind) if parameter == "seq" else None
     failure = draw(_ERRORS[kind]) if parameter == "statement" else None  # at each statement in turn
     return intention, draw(_PLACES), draw(values), fault, as_class, failure
 
@@ -126,7 +128,7 @@ def placed(world, kind, k, value):
 
 @pytest.mark.parametrize("parameter,kind", RUNS, ids=[f"{parameter}: {kind}" for parameter, kind in RUNS])
 @searching(max(5, settings.default.max_examples // 5))  # 5-10 ms an example; 30 runs
-@given(start=domains.stores(), data=st.data())
+@given(start=arguments.stores(), data=st.data())
 def test_apply_event_does_what_the_model_predicts(impl, parameter, kind, start, data):
     plan = data.draw(PLANS[parameter, kind], label="plan")
     expected = start.copy()
@@ -147,8 +149,8 @@ def one_call(impl, con, path, expected, seq, delta, fault, failure, nth):
     """Call apply_event (its ``nth`` statement raising an error of class ``failure``, if given),
     compare with the model, which moves ``expected``; whether the statement failed."""
     before = expected.copy()
-    theirs, mine, seen = domains.fresh(fault), domains.fresh(fault), []
-    if isinstance(mine, domains.Hook):
+    theirs, mine, seen = arguments.fresh(fault), arguments.fresh(fault), []
+    if isinstance(mine, arguments.Hook):
         mine.observer = lambda: seen.append((impl.state(con), read(path)))
     error = failure and model.drawn_error(failure, "a FAKE failure of a statement")
     armed = failure is not None and statements.arm(con, nth, error)
@@ -163,7 +165,7 @@ def one_call(impl, con, path, expected, seq, delta, fault, failure, nth):
         what += f", where its statement number {nth} raises {error!r}"
     note(what)
     model.expect(got, prediction, what)
-    if isinstance(mine, domains.Hook) and mine.calls != theirs.calls and not failed:
+    if isinstance(mine, arguments.Hook) and mine.calls != theirs.calls and not failed:
         model.differs(what, f"fault called {len(theirs.calls)} time(s), with no argument",
                       f"called {len(mine.calls)} time(s)" + (f", with {mine.calls}" if any(mine.calls) else ""),
                       model.calls_clause(fault, model.OBSERVED["fault calls"]))
@@ -175,13 +177,13 @@ def one_call(impl, con, path, expected, seq, delta, fault, failure, nth):
                       f"total={before.total}",
                       "; ".join(f"state(con) = {mine}, another connection sees last={other[0][0]}, "
                                 f"total={other[0][1]}" for mine, other in seen), model.OBSERVED["inside fault"])
-    store.expect_at_rest(impl, con, expected, what, path)
+    store_files.expect_at_rest(impl, con, expected, what, path)
     return failed
 
 
 test_apply_event_does_what_the_model_predicts_first_look = first_look(
     test_apply_event_does_what_the_model_predicts,
-    start=domains.stores(), data=st.data())
+    start=arguments.stores(), data=st.data())
 
 
 BUSY = 0.2  # seconds: the busy timeout the locked-store test gives the connection
@@ -224,7 +226,7 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
                     model.differs(what, "no transaction left open", "con.in_transaction is True", "S3.int-args")
             other.execute("ROLLBACK")
         after = model.Store(0, 5, {0: 5}, because="D4.locked")  # nothing changed
-        store.expect(path, after, "the store after the calls that found it locked")
+        store_files.expect(path, after, "the store after the calls that found it locked")
         model.expect(model.outcome_of(impl, impl.apply_event, con, 1, 7), after.apply_event(1, 7),
                      "then apply_event(con, 1, 7), the lock released")  # the connection is still usable
 
@@ -291,7 +293,7 @@ def _race_at(impl, last, at, mine, theirs, seq):
                 world.apply_event(last + 1, theirs)
             model.expect(mine_result, model.raced(world.apply_event(seq, mine)), what)
             world.because = "D4"
-            store.expect(path, world, f"{what}, then another connection reads the store")
+            store_files.expect(path, world, f"{what}, then another connection reads the store")
             if con.in_transaction or other.in_transaction:
                 model.differs(what, "no transaction left open on either connection", "one is open", "D4")
 

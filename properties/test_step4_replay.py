@@ -21,8 +21,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from resume.testing import model
-from resume.testing.first_look import first_look, searching
-from resume.testing import strategies as sts
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.strategies import values as sts
 
 
 def check(impl, events, last, limit):

@@ -4,7 +4,7 @@ One claim: for any sequence of calls, from a fresh store or from a cursor
 anywhere in the seq range (rows possibly missing below it), with ``line``
 drawn from its whole domain (``strategies.lines()``) or made a frame
 against the model's cursor (the next event, a duplicate, a conflict, a gap)
-and ``fault`` from its whole domain (``domains.hooks()``; one run per class
+and ``fault`` from its whole domain (``arguments.hooks()``; one run per class
 of fault, one that draws lines from their whole domain, and one run per
 class of line, at a smaller budget), each call's
 outcome is the model's (``model.Store.consume_line``: ``b"ACK <seq>\\n"`` for
@@ -20,10 +20,12 @@ import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, model, store
-from resume.testing.first_look import first_look, searching
-from resume.testing import strategies as sts
-from resume.testing.store import opened, prefill, temp_store_path
+from resume.testing.strategies import arguments
+from resume.testing import model
+from resume.testing.drivers import store_files
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.strategies import values as sts
+from resume.testing.drivers.store_files import opened, prefill, temp_store_path
 
 
 # A line is drawn as an intention and made a frame against the model's
@@ -38,11 +40,11 @@ INTENTIONS = ["next", "duplicate", "conflict", "gap", "any line"]
 # Which parameter a run draws from its whole domain more often: ``line``, or
 # ``fault`` of one class (each in a run of its own, so that every class gets
 # the whole budget in every run: a class drawn in a mix comes once in tens of calls).
-FAULT_KINDS = [kind for kind in domains.HOOK_KINDS if not kind.startswith("awaitable")]
+FAULT_KINDS = [kind for kind in arguments.HOOK_KINDS if not kind.startswith("awaitable")]
 FOCUS = ["line"] + [f"fault: {kind}" for kind in FAULT_KINDS]
 
 # Strategies are built once, here: one built at each draw costs more than the draw.
-LINES, HOOKS = sts.lines(), domains.hooks()
+LINES, HOOKS = sts.lines(), arguments.hooks()
 _FORWARD = INTENTIONS + ["next"] * 2  # mostly forward, so that the ledger grows and faults get called
 _ANY_LINE, _FORWARD_ONLY = st.sampled_from(_FORWARD + ["any line"] * len(_FORWARD)), st.sampled_from(_FORWARD)
 _MOSTLY_THE_CLASS = st.sampled_from(_FORWARD + ["any line"] * 3 * len(_FORWARD))  # a run of one class of line
@@ -61,7 +63,7 @@ def calls(draw, focus, last=False):
     if kind == "any line":
         line = draw(sts.lines(focus.removeprefix("line: ")) if focus.startswith("line: ") else LINES)
     if focus.startswith("fault: "):
-        fault = draw(domains.hooks(kind=focus.removeprefix("fault: ")))
+        fault = draw(arguments.hooks(kind=focus.removeprefix("fault: ")))
     else:
         fault = draw(HOOKS if draw(st.booleans()) else st.none())
     return kind, draw(st.integers(0, 3)), draw(st.integers(model.DELTA_MIN, model.DELTA_MAX)), line, fault
@@ -93,14 +95,14 @@ def concrete(store, call):
 
 @pytest.mark.parametrize("focus", FOCUS)
 @searching(max(5, settings.default.max_examples // 2))  # a few ms an example; 10 runs
-@given(start=domains.stores(), data=st.data())
+@given(start=arguments.stores(), data=st.data())
 def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
     calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))
 
 
 @pytest.mark.parametrize("focus", LINE_FOCUS)
 @settings(max_examples=max(3, settings.default.max_examples // 8))  # one run per class: 43 runs
-@given(start=domains.stores(), data=st.data())
+@given(start=arguments.stores(), data=st.data())
 def test_consume_line_takes_every_class_of_line_as_the_model_does(impl, focus, start, data):
     calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))
 
@@ -117,18 +119,18 @@ def calls_as_predicted(impl, start, plan):
             what = model.call_text("consume_line", model.CON, line, fault=fault, on=expected,
                                    kind=expected.what_it_is(*parsed) if parsed else "not a frame")
             note(what)
-            theirs, mine = domains.fresh(fault), domains.fresh(fault)
+            theirs, mine = arguments.fresh(fault), arguments.fresh(fault)
             prediction = expected.consume_line(line, theirs)
             model.expect(model.outcome_of(impl, impl.consume_line, con, line, mine), prediction, what)
-            if isinstance(mine, domains.Hook) and mine.calls != theirs.calls:
+            if isinstance(mine, arguments.Hook) and mine.calls != theirs.calls:
                 model.differs(f"{what}: the calls of fault", f"{len(theirs.calls)} call(s), with no argument",
                               f"{len(mine.calls)} call(s)" + (f", with {mine.calls}" if any(mine.calls) else ""),
                               model.calls_clause(fault, "S5.fault"))
-            store.expect_at_rest(impl, con, expected, what, path)
+            store_files.expect_at_rest(impl, con, expected, what, path)
 
 
 test_consume_line_does_what_the_model_predicts_first_look = first_look(
     test_consume_line_does_what_the_model_predicts,
-    start=domains.stores(), data=st.data())
+    start=arguments.stores(), data=st.data())
 
 

@@ -28,7 +28,7 @@ and one step outside (decision 10) too.
 
 The tests are ``async def``, run by pytest-asyncio (``@given`` on the async
 test: all examples of one test share its event loop), and every example is
-checked by ``resume.testing.hygiene.each_example_clean``: one that leaves a
+checked by ``resume.testing.drivers.hygiene.each_example_clean``: one that leaves a
 task running or a descriptor open (a socket, a store file) fails.
 """
 
@@ -43,10 +43,12 @@ import pytest
 from hypothesis import Phase, assume, event, example, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, leaks, model, peers, statements, store, tasks
-from resume.testing.first_look import first_look, searching
-from resume.testing import strategies as sts
-from resume.testing.hygiene import each_example_clean
+from resume.testing.strategies import arguments
+from resume.testing.drivers import leaks, peers, statements, store_files, tasks
+from resume.testing import model
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.strategies import values as sts
+from resume.testing.drivers.hygiene import each_example_clean
 
 HOST = peers.HOST
 LIMIT = model.READER_LIMIT  # the reader's limit, as run_client sets it
@@ -60,8 +62,7 @@ LATE = tasks.LATE  # the most a session may overrun the time the model predicts 
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
 
 
-class HookFailure(Exception):
-    """Raised by a test's before_ack; the session must let this very object through."""
+from resume.testing.drivers.errors import HookFailure  # noqa: E402 - the test's own, raised by its before_ack
 
 
 # ------------------------------------------------------------------ helpers
@@ -120,7 +121,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
     def cancel():
         session[0].cancel()
 
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         con = (open_store or impl.open_store)(path)
         try:
             async with peers.Peer(b"".join(lines), eof=end == "EOF", stall=not reads, pace=pace) as peer:
@@ -157,7 +158,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
             if con.in_transaction:
                 model.differs("the DB connection after consume_session", "no transaction left open",
                               "con.in_transaction is True", "S3.rollback")
-            return Seen(outcome, elapsed, store.read(path), received.splitlines(keepends=True), closed, ended,
+            return Seen(outcome, elapsed, store_files.read(path), received.splitlines(keepends=True), closed, ended,
                         given[1])
         finally:
             con.close()
@@ -319,7 +320,7 @@ def scenarios(draw):
     # would take its 1 s; with one, nothing is read).
     timeout = None
     if cancel != "drain" and draw(RARELY):
-        timeout = draw(st.sampled_from(domains.INVALID_TIMEOUT_CLASSES).flatmap(domains.timeouts))
+        timeout = draw(st.sampled_from(arguments.INVALID_TIMEOUT_CLASSES).flatmap(arguments.timeouts))
     reads = cancel != "drain" and (end == "reset" or timeout is not None or not draw(RARELY))
     hook = "awaitable" if cancel == "before_ack" else draw(st.sampled_from([None, "plain", "awaitable"]))
     drain_error, drain_at = None, 0
@@ -446,7 +447,7 @@ test_a_session_acks_only_commits_and_reclaims_the_connection_on_every_path_first
 @pytest.mark.asyncio
 # One example, not shrunk: each try costs a second or two, and the report names the session that differs.
 @settings(max_examples=1, phases=[Phase.explicit, Phase.reuse, Phase.generate])
-@given(st.tuples(*map(domains.timeouts, domains.INVALID_TIMEOUT_CLASSES)))
+@given(st.tuples(*map(arguments.timeouts, arguments.INVALID_TIMEOUT_CLASSES)))
 @each_example_clean("consume_session")
 async def test_with_an_invalid_timeout_a_closing_wait_that_hangs_is_cut_at_one_second(impl, timeouts):
     """The property's one path that waits a whole second (decision 10's bound after an invalid
@@ -564,7 +565,7 @@ async def test_a_line_trickled_past_the_timeout_is_a_timeout_though_each_byte_is
 
 
 @pytest.mark.asyncio
-@given(domains.timeout_ends())
+@given(arguments.timeout_ends())
 @each_example_clean("consume_session")
 async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case):
     """Decision 10: the smallest positive float, the largest finite float and the largest int that
@@ -583,7 +584,7 @@ async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case
 
 
 @pytest.mark.asyncio
-@given(domains.timeout_ends(valid=False))
+@given(arguments.timeout_ends(valid=False))
 @each_example_clean("consume_session")
 async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, case):
     """One step outside the valid range (0.0, -5e-324, inf, 2**1024): ValueError, nothing consumed."""
@@ -667,14 +668,14 @@ async def session_as_predicted(impl, scenario, notes=True):
 # of line (a blank keep-alive, say) or mends one (puts a cut-off line's LF
 # back) shows only there; in the mixed draw of ``scenarios`` some kinds come
 # in one example of twenty, or none.
-# And a statement of the DB connection that fails (a FAKE, ``resume.testing.statements``:
+# And a statement of the DB connection that fails (a FAKE, ``resume.testing.drivers.statements``:
 # the first statement after read number r, r drawn, raises an error of that class):
 # in a line's consume_line, or in the state read at EOF, one run per class of error.
 LINE_CLASSES = ONE_LINE_MALFORMATIONS + [kind for kind in BAD_LINES if kind != "malformed"]
 # And each way before_ack can fail x the moment it fails (decision 8: before every ACK, a
 # duplicate's included): at its first call (a new event's ACK), or at a resent event's only.
-HOOK_FAILURES = [kind for kind in domains.HOOK_KINDS if "raises" in kind]
-CLASSES = ([("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
+HOOK_FAILURES = [kind for kind in arguments.HOOK_KINDS if "raises" in kind]
+CLASSES = ([("timeout", kind) for kind in arguments.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in arguments.HOOK_KINDS]
            + [("before_ack at a duplicate", kind) for kind in HOOK_FAILURES]
            + [("line", kind) for kind in LINE_CLASSES] + [("statement", kind) for kind in statements.ERRORS])
 STATEMENT_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
@@ -686,14 +687,14 @@ STATEMENT_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements
 @given(data=st.data(), log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=3), duplicate=st.booleans())
 @each_example_clean("consume_session")
 async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log, duplicate):
-    """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
+    """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.strategies.arguments``): an
     invalid timeout, a falsy or uncallable hook, one that raises any BaseException (directly or from
     its awaitable), one that returns something else; and, one run per class, a session ended by a
     line of that class (malformed, cut off, over-long, a gap, a conflict), or by a statement that
     fails. The call is awaited in the test's own task, so that a KeyboardInterrupt from the hook
     or a statement comes back here rather than out of the event loop."""
-    timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
-    before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter.startswith("before_ack") else None),
+    timeout = data.draw(arguments.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
+    before_ack = data.draw(arguments.hooks(awaitable=True, kind=kind if parameter.startswith("before_ack") else None),
                            label="before_ack")
     if parameter == "before_ack at a duplicate":  # the log's events, then one resent: the hook fails there only
         log, duplicate = log or [0], True
@@ -708,9 +709,9 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     if parameter == "line":  # then a line that would be valid (never read), unless it would mend a cut-off line
         lines += [data.draw(bad_lines(kind, log), label="line")] + [model.frame(len(log), 0)] * (kind != "cut off")
     store_after = model.Store()
-    models = domains.fresh(before_ack)
+    models = arguments.fresh(before_ack)
     predicted = await store_after.session(lines, None, timeout, models)
-    mine = domains.fresh(before_ack)
+    mine = arguments.fresh(before_ack)
     note(f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r}) on a new store; the server sends "
          + (", ".join(map(shown, lines)) or "nothing") + ", then EOF"
          + (f"; expected of the client: {acks_text(predicted.acks)}, before_ack called for {predicted.calls}"
@@ -721,8 +722,8 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     committed_at_hook, cons, fired = [], [], []  # committed_at_hook: inside before_ack, is its event visible?
 
     def open_store(path):
-        if isinstance(mine, domains.Hook):
-            mine.observer = lambda seq: committed_at_hook.append(seq in store.read(path).ledger)
+        if isinstance(mine, arguments.Hook):
+            mine.observer = lambda seq: committed_at_hook.append(seq in store_files.read(path).ledger)
         with statements.failing_connections():
             cons.append(impl.open_store(path))
         return cons[0]
@@ -745,16 +746,16 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         event(f"the statement failed: {any(fired)}")
     if any(fired):  # the model is told where the statement failed: the same session, and that failure
         what += f", where the first statement after read number {failure[0]} raises {failure[1]!r}"
-        store_after, models = model.Store(), domains.fresh(before_ack)
+        store_after, models = model.Store(), arguments.fresh(before_ack)
         predicted = await store_after.session(lines, None, timeout, models, failed=failure[1], failed_after=failure[0])
         note(what)
     compare(seen, predicted, store_after, what)
-    if isinstance(mine, domains.Hook) and mine.calls != models.calls:
+    if isinstance(mine, arguments.Hook) and mine.calls != models.calls:
         model.differs("the calls of before_ack (once per commit, before its ACK)",
                       ", ".join(f"before_ack({seq})" for (seq,) in models.calls) or "no call",
                       ", ".join(f"before_ack({', '.join(map(repr, args))})" for args in mine.calls) or "no call",
                       model.calls_clause(before_ack, model.OBSERVED["before_ack calls"]))
-    if isinstance(mine, domains.Hook) and mine.awaited != models.awaited:
+    if isinstance(mine, arguments.Hook) and mine.awaited != models.awaited:
         awaited = [args[0] for args in mine.awaited]
         model.differs("the awaitables before_ack returned", f"awaited, for seqs {[a[0] for a in models.awaited]}",
                       f"awaited for seqs {awaited}, the others never awaited" if awaited else "never awaited",

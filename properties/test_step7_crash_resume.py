@@ -11,8 +11,9 @@ import pathlib
 import pytest
 
 from resume.publisher import Publisher
-from resume.testing import model, receiver, store
-from resume.testing.hygiene import each_example_clean
+from resume.testing import model
+from resume.testing.drivers import receiver, store_files
+from resume.testing.drivers.hygiene import each_example_clean
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
 TIMEOUT = 5.0  # the receiver's (``receiver.command``)
@@ -48,7 +49,7 @@ async def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying
                                                                " (before_ack(1) was never called)"),
                           model.OBSERVED["killed in before_ack"])
         await publisher.idle()
-        store.expect(db, after_the_kill, "the store after the receiver was killed in before_ack(1)")
+        store_files.expect(db, after_the_kill, "the store after the receiver was killed in before_ack(1)")
         code, out, err = await receiver.run(impl_path, publisher.port, db)
         await publisher.idle()
 
@@ -67,4 +68,4 @@ async def test_a_receiver_killed_between_commit_and_ack_resumes_without_applying
                       f"exit code {code}: {(out.strip() or err.strip()).splitlines()[-1:]}",
                       model.OBSERVED["applied once"])
     expected.because = "S7.no-double-apply"  # the lab's own check: event 1 once
-    store.expect(db, expected, f"{what}: each event applied once")
+    store_files.expect(db, expected, f"{what}: each event applied once")

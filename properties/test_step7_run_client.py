@@ -30,7 +30,7 @@ process-killing check is ``test_step7_crash_resume.py``). Claims:
 
 The tests are ``async def``, run by pytest-asyncio (``@given`` on the async
 test: all examples of one test share its event loop), and every example is
-checked by ``resume.testing.hygiene.each_example_clean``: one that leaves a
+checked by ``resume.testing.drivers.hygiene.each_example_clean``: one that leaves a
 task running or a descriptor open (a socket, a store file) fails.
 """
 
@@ -46,10 +46,12 @@ import pytest
 from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
-from resume.testing import domains, leaks, model, peers, statements, store
-from resume.testing.first_look import first_look, searching
-from resume.testing.hygiene import each_example_clean
-from resume.testing.tasks import LATE, cancel_after, model_outcome, outcome_of, until
+from resume.testing.strategies import arguments
+from resume.testing.drivers import leaks, peers, statements, store_files
+from resume.testing import model
+from resume.testing.plugin.first_look import first_look, searching
+from resume.testing.drivers.hygiene import each_example_clean
+from resume.testing.drivers.tasks import LATE, cancel_after, model_outcome, outcome_of, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -78,7 +80,7 @@ def expect_run(got, predicted, what, path, after=None):
         model.differs(what, f"{predicted.outcome} before anything is opened", "a store file was created",
                       model.OBSERVED["nothing opened"])
     if predicted.opens:
-        store.expect(path, after or model.Store(), f"{what}: the store (opened first)")
+        store_files.expect(path, after or model.Store(), f"{what}: the store (opened first)")
 
 
 def expect_sent(peer, predicted, what):
@@ -92,7 +94,7 @@ def expect_sent(peer, predicted, what):
 
 
 # One run per class of each parameter, the other drawn from its whole domain.
-CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in domains.HOOK_KINDS]
+CLASSES = [("timeout", kind) for kind in arguments.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in arguments.HOOK_KINDS]
 
 
 @pytest.mark.asyncio
@@ -101,28 +103,28 @@ CLASSES = [("timeout", kind) for kind in domains.TIMEOUT_CLASSES] + [("before_ac
 @settings(max_examples=max(3, settings.default.max_examples // 5))  # most classes hold a few values
 @each_example_clean("run_client")
 async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, parameter, kind, data, log):
-    """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.domains``): an
+    """``timeout`` and ``before_ack`` from their whole domains (``resume.testing.strategies.arguments``): an
     invalid timeout raises ValueError before anything is opened (no store file, no connection);
     a valid one of any type, and any hook (falsy, uncallable, raising any BaseException, returning
     an awaitable), do what the model's ``run_client`` predicts. Awaited in the test's own task,
     so that a KeyboardInterrupt from the hook comes back here."""
-    timeout = data.draw(domains.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
-    before_ack = data.draw(domains.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
+    timeout = data.draw(arguments.timeouts(kind if parameter == "timeout" else "float"), label="timeout")
+    before_ack = data.draw(arguments.hooks(awaitable=True, kind=kind if parameter == "before_ack" else None),
                            label="before_ack")
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     expected = model.Store()
-    models, mine = domains.fresh(before_ack), domains.fresh(before_ack)
+    models, mine = arguments.fresh(before_ack), arguments.fresh(before_ack)
     predicted = await expected.run_client(timeout, lines, None, models)
     what = f"run_client(host, port, path, {timeout!r}, {before_ack!r}) on a new store, with a server that sends " \
            + (", ".join(line.decode().strip() for line in lines) or "nothing") + ", then EOF"
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         async with peers.Peer(b"".join(lines)) as peer:
             async with asyncio.timeout(TIMEOUT + SLACK):  # a hang fails as TimeoutError
                 got = await model.async_outcome_of(impl, impl.run_client(HOST, peer.port, path, timeout, mine))
             await peer.all_ended(PEER_ENDS_WITHIN)
         expect_run(got, predicted, what, path, after=expected)
     expect_sent(peer, predicted, what)
-    if isinstance(mine, domains.Hook) and (mine.calls, mine.awaited) != (models.calls, models.awaited):
+    if isinstance(mine, arguments.Hook) and (mine.calls, mine.awaited) != (models.calls, models.awaited):
         model.differs(f"{what}: the calls of before_ack (once per commit, before its ACK, its awaitable awaited)",
                       f"called for {[c for (c,) in models.calls]}, awaited for {models.awaited}",
                       f"called for {[c for c, *_ in mine.calls]}, awaited for {mine.awaited}",
@@ -131,19 +133,19 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("form", domains.PATH_FORMS)
+@pytest.mark.parametrize("form", arguments.PATH_FORMS)
 @given(data=st.data())
 @settings(max_examples=max(1, settings.default.max_examples // 20))  # most forms draw nothing
 @each_example_clean("run_client")
 async def test_any_path_is_opened_first_and_as_given(impl, form, data):
-    """``path`` from its whole domain (``domains.paths``): the store is opened before the
+    """``path`` from its whole domain (``arguments.paths``): the store is opened before the
     connection, as ``open_store(path)`` opens it (a path where no store can be opened raises
     with no connection attempt), and the run lands where open_store puts it."""
-    _, make = data.draw(domains.paths(form), label="path")
+    _, make = data.draw(arguments.paths(form), label="path")
     lines = [model.frame(*event) for event in LOG]
-    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store._FAST_TMP) as folder, contextlib.chdir(folder):
+    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store_files._FAST_TMP) as folder, contextlib.chdir(folder):
         path = make(folder)
-        kept = store.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
+        kept = store_files.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         expected = model.Store(ledger=kept)  # the rows open_store found are kept
         what = f"run_client(host, port, {path!r}, timeout), where the path is {form}, with a server that sends " \
                + ", ".join(line.decode().strip() for line in lines) + ", then EOF"
@@ -160,7 +162,7 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
             assert_store_closed(os.fsdecode(path))
             expect_sent(peer, predicted, what + run)
         if model.path_kind(path) == model.PATH_FILE:
-            store.expect(os.fsdecode(path), expected, f"{what}: the store at the path itself")
+            store_files.expect(os.fsdecode(path), expected, f"{what}: the store at the path itself")
         elif model.path_kind(path) == model.PATH_FORGETS and os.fsdecode(path) and os.path.exists(path):
             model.differs(f"{what}: the working folder", "no file named :memory: (a store that forgets)",
                           "a file of that name", model.OBSERVED["path as given"])
@@ -172,7 +174,7 @@ async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
     """Decision 16: one connection attempt. A refusal comes at once; a run_client still at it
     RETRIES_WITHIN later is given a listener, which the next attempt would reach."""
     what = "run_client(host, port, path, timeout) with nothing listening on port"
-    with store.temp_store_path() as path, peers.Listener(refusing=True) as listener:
+    with store_files.temp_store_path() as path, peers.Listener(refusing=True) as listener:
         task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, TIMEOUT))
         await until(lambda: False, task, RETRIES_WITHIN)
         listener.listen()
@@ -193,7 +195,7 @@ async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_sto
     neither succeeds nor is refused. The connect is bounded by the timeout."""
     timeout = 0.05
     predicted = await model.Store().run_client(timeout, connect="TimeoutError")
-    with store.temp_store_path() as path, peers.Listener(full=True) as listener:
+    with store_files.temp_store_path() as path, peers.Listener(full=True) as listener:
         if not listener.hangs:
             pytest.skip("this kernel completes a connection past a full accept queue")
         got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout),
@@ -217,8 +219,8 @@ async def test_the_connection_has_its_whole_timeout_after_open_store_waited_for_
     after.consume_line(lines[0])
     what = (f"run_client(host, port, path, {timeout}) on a store another connection holds locked for {locked} s, "
             "with a server that sends EVENT 0 5 and EOF")
-    with store.temp_store_path() as path:
-        with store.opened(impl, path):
+    with store_files.temp_store_path() as path:
+        with store_files.opened(impl, path):
             pass  # the store exists
         other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         other.execute("BEGIN IMMEDIATE")
@@ -244,7 +246,7 @@ async def test_a_peer_that_resets_gives_a_ConnectionError_and_closes_the_store(i
     what = "run_client(host, port, path, timeout) with a server that " + (
         f"sends {len(lines)} events and resets the connection once they are ACKed" if lines else
         "resets the connection at once")
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         async with peers.Peer(b"".join(lines), reset=True) as peer:
             got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, TIMEOUT), TIMEOUT + SLACK)
         expect_run(got, predicted, what, path, expected)
@@ -284,7 +286,7 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
     duration = predicted.duration(wait)
     predicted.outcome = predicted.after_closing(closing_error, wait)
     what = f"run_client(host, port, path, {timeout}) whose RESUME drain {fault}, and whose closing wait {closing}"
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         with peers.faulty_first_drain(error if fault == "raises" else "hang",
                                       "hang" if wait == model.HANGS else wait) as made:
             async with Publisher(LOG) as publisher:
@@ -323,20 +325,20 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
 @settings(max_examples=2)
 @each_example_clean("run_client")
 async def test_a_statement_failing_after_open_store_propagates_and_reclaims_everything(impl, kind, data):
-    """A FAKE failure (``resume.testing.statements``) of the first statement run_client runs after
+    """A FAKE failure (``resume.testing.drivers.statements``) of the first statement run_client runs after
     open_store returned (the cursor read for RESUME, wherever it is; or a statement of the
     session): the error propagates as that very object, the store is closed, and the socket,
     if one was made, is reclaimed (decision 12). Awaited in the test's own task, so that a
     KeyboardInterrupt comes back here."""
     error = model.drawn_error(data.draw(st.sampled_from(statements.ERRORS[kind]), label="error"),
                               "a FAKE failure of a statement")
-    with store.temp_store_path() as scratch:
+    with store_files.temp_store_path() as scratch:
         n = statements.statements_of(impl.open_store, scratch)  # on a new store, as below
     if n is None:
         pytest.skip("the implementation makes its connection otherwise: the fake cannot reach it")
     what = (f"run_client(host, port, path, timeout) on a new store, where statement {n + 1} (the first after "
             f"open_store's {n}) raises {error!r}, with a server that sends EVENT 0 5, then EOF")
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         async with peers.Peer(model.frame(0, 5)) as peer:
             with statements.failing_connections(n + 1, error) as fired:
                 async with asyncio.timeout(TIMEOUT + SLACK):  # a hang fails as TimeoutError
@@ -384,12 +386,12 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
     note(f"a store at last={start.last}, total={start.total}; the server's log: {log}; it sends from seq {first + len(applied) - redelivered}")
     event(f"redelivered: {redelivered}, fresh: {len(fresh)}")
 
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         impl.open_store(path).close()
         if base >= 0 or start.ledger:
-            store.prefill(path, start.last, start.total, start.ledger)
+            store_files.prefill(path, start.last, start.total, start.ledger)
         results, calls, publisher = await run_twice(impl, path, log, first, start.last - redelivered)
-        stored = store.read(path)
+        stored = store_files.read(path)
 
     if len(publisher.sessions) != 2:
         model.differs(f"run_client(host, port, path, {TIMEOUT}, before_ack) twice, on a store at last={start.last}",
@@ -412,8 +414,8 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
         if got != wanted.acks:
             model.differs(f"{what}: the ACKs the server read", wanted.acks, got, wanted.acks_clause(got))
     if stored != expected.snapshot():
-        model.differs("the store after both runs: each event applied exactly once", store.text(expected.snapshot()),
-                      store.text(stored), model.OBSERVED["applied once"])
+        model.differs("the store after both runs: each event applied exactly once", store_files.text(expected.snapshot()),
+                      store_files.text(stored), model.OBSERVED["applied once"])
 
 
 test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing_first_look = first_look(
@@ -444,7 +446,7 @@ async def test_two_run_clients_at_once_each_keep_to_their_own_store(impl):
     expected = [model.Store() for _ in logs]
     predicted = [await store_.session([model.frame(*e) for e in log], None, TIMEOUT)
                  for store_, log in zip(expected, logs)]
-    with store.temp_store_path() as first, store.temp_store_path() as second:
+    with store_files.temp_store_path() as first, store_files.temp_store_path() as second:
         paths = [first, second]
         async with Publisher(logs[0]) as one, Publisher(logs[1]) as other:
             got = await asyncio.gather(*(model_outcome(impl, impl.run_client(HOST, publisher.port, path, TIMEOUT),
@@ -452,11 +454,11 @@ async def test_two_run_clients_at_once_each_keep_to_their_own_store(impl):
                                          for publisher, path in zip((one, other), paths)))
             for path in paths:
                 assert_store_closed(path)
-        stored = [store.read(path) for path in paths]
+        stored = [store_files.read(path) for path in paths]
     for index in range(2):
         model.expect(got[index], predicted[index].outcome,
                      f"run_client number {index + 1} of two at once, its publisher sending {len(logs[index])} events")
-        store.expect_found(stored[index], expected[index], f"the store of run_client number {index + 1}")
+        store_files.expect_found(stored[index], expected[index], f"the store of run_client number {index + 1}")
 
 
 # ------------------------------------------------- the reader's limit
@@ -470,7 +472,7 @@ async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
     timeout = 2.0  # past SLACK: a read that waits for it shows
     line = b"EVENT 0 " + b"1" * 100
     predicted = await model.Store().run_client(timeout, [line], "ValueError")
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         async with peers.Peer(line, eof=False) as peer:
             start = asyncio.get_running_loop().time()
             got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, timeout), timeout + SLACK)
@@ -503,9 +505,9 @@ async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket
     cancelled after them: its outcome, its store, a prefix of its ACKs."""
     landed = []
     for iterations in range(1, 300):
-        with store.temp_store_path() as path:
+        with store_files.temp_store_path() as path:
             accepted, got, acks, ended = await cancel_a_run(impl, path, iterations)
-            stored = store.read(path)
+            stored = store_files.read(path)
         if not accepted:  # the run was over before the cancel: every point has been hit
             break
         expected = model.Store()
@@ -518,7 +520,7 @@ async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket
         if not ended:
             model.differs(f"{where}: the server's side of the connection", "the connection ends", "it never ended",
                           model.leak_clause("consume_session", ["socket:"]))
-        store.expect_found(stored, expected, f"{where}: the store")
+        store_files.expect_found(stored, expected, f"{where}: the store")
         if [model.ack(seq) for seq in acks] != predicted.acks[:len(acks)]:
             model.differs(f"{where}: the ACKs the server read", predicted.acks, [model.ack(seq) for seq in acks],
                           predicted.acks_clause([model.ack(seq) for seq in acks]))
@@ -540,27 +542,27 @@ async def cancel_a_run(impl, path, iterations):
 
 # ------------------------------------------------- any form of host and port
 
-# Decision 16: host and port go to asyncio.open_connection as given (domains.HOST_FORMS, PORT_FORMS).
+# Decision 16: host and port go to asyncio.open_connection as given (arguments.HOST_FORMS, PORT_FORMS).
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("port_form", sorted(domains.PORT_FORMS))
-@pytest.mark.parametrize("host_form", sorted(domains.HOST_FORMS))
+@pytest.mark.parametrize("port_form", sorted(arguments.PORT_FORMS))
+@pytest.mark.parametrize("host_form", sorted(arguments.HOST_FORMS))
 @given(log=st.lists(st.integers(model.DELTA_MIN, model.DELTA_MAX), max_size=2))
 @settings(max_examples=3)  # the forms are the point, not the events
 @each_example_clean("run_client")
 async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_form, log):
     """Whatever ``asyncio.open_connection`` does with the host and port as given (a probe of the
     test's own asks it), run_client does, after opening the store: connects, or raises that error."""
-    host, listen = domains.HOST_FORMS[host_form]
+    host, listen = arguments.HOST_FORMS[host_form]
     with peers.Listener(host=listen) as listener:
-        connect = await peers.connect_as_given(host, domains.PORT_FORMS[port_form](listener.port), TIMEOUT)
+        connect = await peers.connect_as_given(host, arguments.PORT_FORMS[port_form](listener.port), TIMEOUT)
     lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
     expected = model.Store()
     predicted = model.as_given(await expected.run_client(TIMEOUT, lines, connect=connect))
-    with store.temp_store_path() as path:
+    with store_files.temp_store_path() as path:
         async with peers.Peer(b"".join(lines), host=listen) as peer:
-            port = domains.PORT_FORMS[port_form](peer.port)
+            port = arguments.PORT_FORMS[port_form](peer.port)
             got = await model_outcome(impl, impl.run_client(host, port, path, TIMEOUT), TIMEOUT + SLACK)
             await peer.all_ended(PEER_ENDS_WITHIN)
             received = peer.connections[0].received if peer.connections else b""

@@ -20,7 +20,8 @@ import sys
 
 from quality import bugs as known
 from quality import clauses, meta
-from resume.testing import check, spec, verdict
+from resume.testing.grading import check, verdict
+from resume.testing import spec
 
 
 # Known bugs whose report may quote a sentence they are not listed with, and SPEC.md's reason:

@@ -1438,7 +1438,7 @@ import operator
          (r'''        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''',
           r'''        _check_int("delta", delta, DELTA_MIN, DELTA_MAX)  # before it is written
         con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))''')),
-    # A statement of the call fails (resume.testing.statements, a FAKE failure at a drawn statement).
+    # A statement of the call fails (resume.testing.drivers.statements, a FAKE failure at a drawn statement).
     _bug("rollback-around-fault-only", 3,
          "rolls back only where it expects a failure (Gap, Conflict, fault()): a statement that fails leaves the transaction open",
          (r'''        if fault is not None:
@@ -1925,7 +1925,7 @@ PROTOCOL_BUGS = [
 
 # A commit in two transactions. Crash-only once (a process killed between the two
 # showed them); a FAKE failure of a statement between the two shows them too now
-# (resume/testing/statements.py: the first half stays committed, the error propagates).
+# (resume/testing/drivers/statements.py: the first half stays committed, the error propagates).
 BUGS += [
     _bug("cursor-second-transaction", 3,
          "commits the ledger row and the total, then moves the cursor in a second transaction",

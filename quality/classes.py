@@ -1,7 +1,7 @@
 """Every class of every parameter's domain, and the known bug that class exposes.
 
-The classes are the strategies' own (``resume/testing/domains.py`` and
-``strategies.py``: the keys of ``LINE_KINDS``, ``REPLAY_KINDS``,
+The classes are the strategies' own (``resume/testing/strategies/arguments.py`` and
+``strategies/values.py``: the keys of ``LINE_KINDS``, ``REPLAY_KINDS``,
 ``TIMEOUT_CLASSES``, ``HOST_FORMS``, ``PORT_FORMS``, the lists
 ``PATH_FORMS``, ``INT_CLASSES``, ``HOOK_KINDS``), plus the classes of the
 three parameters the suite makes rather than draws (``con``, ``reader``,
@@ -112,7 +112,7 @@ EXPOSES = {
         "a checkpoint table with another program's column": "checkpoint-by-position",
         "a ledger with rows and no checkpoint row": "checkpoint-rebuilt-from-ledger",
     },
-    # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, domains.ints
+    # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, arguments.ints
     "seq, delta, last, limit": {
         "an end": "apply-delta-exclusive",
         "one past an end": "delta-bound-off-by-one",
@@ -172,7 +172,7 @@ EXPOSES = {
         "raises an sqlite3 error": "hook-integrity-error-as-conflict",
         "returns a value": "fault-result-as-failure",
     },
-    # A FAKE failure of the n-th statement (resume.testing.statements), one run per class of error.
+    # A FAKE failure of the n-th statement (resume.testing.drivers.statements), one run per class of error.
     "a statement of apply_event": {
         "raises an Exception": "rollback-around-fault-only",
         "raises a ValueError": "valueerror-not-rolled-back",
@@ -281,22 +281,23 @@ NO_BUG = {
 
 def drawn():
     """``{parameter: [class, ...]}``: the classes the strategies draw (the suite-made ones as listed here)."""
-    from resume.testing import domains, statements
-    from resume.testing import strategies as sts
+    from resume.testing.strategies import arguments
+    from resume.testing.drivers import statements
+    from resume.testing.strategies import values as sts
     made = {parameter: [c for c in EXPOSES[parameter]] + [c for p, c in NO_BUG if p == parameter]
             for parameter in ("con", "reader", "writer")}
     return {
         "line": list(sts.LINE_KINDS),
-        "path": list(domains.PATH_FORMS),
-        "seq, delta, last, limit": list(domains.INT_CLASSES),
+        "path": list(arguments.PATH_FORMS),
+        "seq, delta, last, limit": list(arguments.INT_CLASSES),
         "events, last, limit": list(sts.REPLAY_KINDS),
-        "fault": [kind for kind in domains.HOOK_KINDS if not kind.startswith("awaitable")],
+        "fault": [kind for kind in arguments.HOOK_KINDS if not kind.startswith("awaitable")],
         "a statement of apply_event": list(statements.ERRORS),
         "a statement of consume_session": list(statements.ERRORS),
-        "before_ack": list(domains.HOOK_KINDS),
-        "timeout": list(domains.TIMEOUT_CLASSES),
-        "host": list(domains.HOST_FORMS),
-        "port": [*domains.PORT_FORMS, "a refused port", "a peer that never completes the connection"],
+        "before_ack": list(arguments.HOOK_KINDS),
+        "timeout": list(arguments.TIMEOUT_CLASSES),
+        "host": list(arguments.HOST_FORMS),
+        "port": [*arguments.PORT_FORMS, "a refused port", "a peer that never completes the connection"],
         **made,
     }
 
@@ -309,8 +310,8 @@ def claims():
 
 def nodes(parameter, kind):
     """The node ids that run one class: its test's, after its first look's where the test has one
-    (resume/testing/first_look.py: in a whole run the two share the class's examples)."""
-    from resume.testing.first_look import SUFFIX
+    (resume/testing/plugin/first_look.py: in a whole run the two share the class's examples)."""
+    from resume.testing.plugin.first_look import SUFFIX
     node = NODES[parameter].format(kind)
     path, name = node.split("::")
     function = name.split("[")[0]
@@ -328,7 +329,7 @@ def check_claims(seeds, only=None):
 
     from quality import bugs as known
     from quality import meta
-    from resume.testing import runner
+    from resume.testing.grading import runner
     by_id = {bug.id: bug for bug in known.BUGS}
     selected = [claim for claim in claims() if only is None or claim[1] in only]
     with tempfile.TemporaryDirectory(prefix="classes-") as folder:

@@ -78,7 +78,7 @@ ROWS.append(
 
 ROWS.append(
     Row("a path's form x the step that opens the store (steps 2 and 7, decision 3)",
-        "each form of `path` (`domains.PATH_FORMS`: relative, absolute, `pathlib.Path`, bytes, special "
+        "each form of `path` (`arguments.PATH_FORMS`: relative, absolute, `pathlib.Path`, bytes, special "
         "characters, `:memory:`, empty, a folder, a missing parent, foreign files and stores) x each call that "
         "opens it (`open_store`, whose column step 2's path test draws; `run_client`, which opens it itself)",
         "17 x 2 = 34, one run per form and call",

@@ -1,8 +1,8 @@
 """Run the verification suite against every known bug, and against the reference.
 
 Each run is ``python -m pytest --impl=PATH -x -q -p no:cacheprovider`` over
-properties/ and stateful/ in a subprocess (``resume.testing.check.run_suite``,
-built on the project's one runner, ``resume.testing.runner``), under
+properties/ and stateful/ in a subprocess (``resume.testing.grading.check.run_suite``,
+built on the project's one runner, ``resume.testing.grading.runner``), under
 the ``dev`` profile, as a learner would run it, with one fixed seed (``SEED``).
 
 Honest timing: every run gets a FRESH, empty Hypothesis example database
@@ -33,7 +33,8 @@ import pathlib
 import tempfile
 
 from quality import bugs as known
-from resume.testing import check, loader, runner
+from resume.testing.grading import check, runner
+from resume.testing.drivers import loader
 
 # The reference implementation, read as text to be patched: never imported here.
 REFERENCE = loader.DEFAULT_PATH

@@ -20,7 +20,7 @@ import sys
 
 from quality import bugs as known
 from quality import meta
-from resume.testing import check
+from resume.testing.grading import check
 
 
 def _size(outcome):

@@ -4,7 +4,7 @@ Four known bugs of quality/bugs.py, of four different steps (1, 3, 5, 6), each p
 into a copy of resume/client.py in a temporary folder; ``check`` runs only
 that bug's step (``steps=[...]``), with one fixed Hypothesis seed (so the
 verdict does not depend on luck) and a fresh example database. Claims, for
-each report (resume.testing.verdict builds it):
+each report (resume.testing.grading.verdict builds it):
 
 * the bug's own fragment is in the counterexample the report shows;
 * every line the test noted (``note()``: the calls, the store they ran on,
@@ -35,7 +35,8 @@ import pytest
 
 from quality import bugs as known
 from quality import meta
-from resume.testing import check, spec, verdict
+from resume.testing.grading import check, verdict
+from resume.testing import spec
 
 pytestmark = pytest.mark.quality
 

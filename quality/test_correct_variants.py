@@ -22,7 +22,7 @@ import pytest
 
 from quality import bugs as known
 from quality import meta, variants
-from resume.testing import loader
+from resume.testing.drivers import loader
 
 pytestmark = pytest.mark.quality
 

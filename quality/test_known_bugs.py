@@ -20,7 +20,8 @@ import pytest
 
 from quality import bugs as known
 from quality import accuracy, meta, report, trace
-from resume.testing import check, loader
+from resume.testing.grading import check
+from resume.testing.drivers import loader
 
 pytestmark = pytest.mark.quality
 

@@ -7,7 +7,7 @@ Selected with ``python -m pytest -m quality quality/test_power_loss_level.py``.
   which event is lost); resume/client.py and every correct variant pass it.
   Each under ``dev`` with the meta-test's seed (``meta.SEED``) and three
   random seeds, printed, each run a subprocess with a fresh example database
-  (``resume.testing.runner``), ``meta.jobs()`` at a time.
+  (``resume.testing.grading.runner``), ``meta.jobs()`` at a time.
 * The level is beyond the lab: SQLite's defaults (the ``sqlite-defaults``
   bug) pass the lab's suite: the bug is the correct variant of that name.
 * Traceability: every power bug breaks decision 18 (``clauses.BEYOND_THE_LAB``).
@@ -22,7 +22,8 @@ import pytest
 
 from quality import clauses, meta, variants
 from quality import power_bugs as power
-from resume.testing import loader, runner
+from resume.testing.drivers import loader
+from resume.testing.grading import runner
 
 pytestmark = pytest.mark.quality
 

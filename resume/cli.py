@@ -8,7 +8,7 @@ be loaded, a store that cannot be opened, a peer that cannot be reached);
 
 Every error is ONE line on stderr that names the input and says what to do,
 never a traceback. For ``check`` that covers every file that cannot be
-used (``resume.testing.loader``): missing, a folder, a syntax error, a public
+used (``resume.testing.drivers.loader``): missing, a folder, a syntax error, a public
 name missing, an error, ``sys.exit()`` or a hang (10 s) at import; and a
 ``HYPOTHESIS_PROFILE`` that is not dev, ci or fuzz. A file that prints when
 it is imported is checked as usual: what it prints goes to stderr, never into
@@ -30,8 +30,8 @@ import sqlite3
 import sys
 
 from resume import inputs
-from resume.testing import loader
-from resume.testing.check import PROFILES
+from resume.testing.drivers import loader
+from resume.testing.grading.check import PROFILES
 
 EXIT_CODES = """exit codes:
   0    success
@@ -121,7 +121,7 @@ def _listen_error(port, error):
 
 
 def _consume(args):
-    from resume.testing import store
+    from resume.testing.drivers import store_files
 
     impl_path = loader.resolve(args.impl)
     impl = loader.load(impl_path)
@@ -166,7 +166,7 @@ def _consume(args):
                            f"run `resume check {impl_path}` to find out why") from None
         done = True
     finally:
-        if created and not done and db.exists() and _unused(db, store):
+        if created and not done and db.exists() and _unused(db, store_files):
             # A store this command created and did not use is not left behind.
             for suffix in ("", "-journal", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
@@ -175,13 +175,13 @@ def _consume(args):
     return 0
 
 
-def _unused(db, store):
+def _unused(db, store_files):
     """True if the store at ``db`` is empty or holds nothing applied (cursor -1, no ledger row)."""
     if db.stat().st_size == 0:
         return True
     try:
-        found = store.read(str(db))
-    except (sqlite3.Error, store.busy.LockLeft):
+        found = store_files.read(str(db))
+    except (sqlite3.Error, store_files.busy.LockLeft):
         return False
     return found.state is not None and found.last == -1 and not found.ledger
 
@@ -201,7 +201,7 @@ def _demo(args):
 
 
 def _check(args):
-    from resume.testing import check
+    from resume.testing.grading import check
 
     return check.check(args.path, profile=args.profile, steps=args.step, seed=args.seed,
                        as_json=args.json)

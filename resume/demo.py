@@ -10,7 +10,7 @@ Each sentence the demo prints about what happened is checked against what
 the publisher recorded and what the store holds, and marked ``ok`` or
 ``FAIL``; the exit code is 0 only if every one held (1: the recovery failed).
 The store is read through the harness's read-only reader
-(``resume.testing.store``), never through the implementation.
+(``resume.testing.drivers.store_files``), never through the implementation.
 """
 
 import os
@@ -18,7 +18,7 @@ import sqlite3
 import tempfile
 
 from resume.publisher import Plan, Publisher, Session
-from resume.testing import receiver, store
+from resume.testing.drivers import receiver, store_files
 
 LOG = [(0, 5), (1, 7), (2, -3), (3, 10)]
 CRASH_AT = 1
@@ -67,12 +67,12 @@ async def run(impl_path, keep=False):
 def _read(db):
     """The store as a Snapshot; an empty one if there is no readable store (a receiver failed)."""
     try:
-        found = store.read(db)
+        found = store_files.read(db)
         if found.state is not None:
             return found
-    except (sqlite3.Error, store.busy.LockLeft):
+    except (sqlite3.Error, store_files.busy.LockLeft):
         pass
-    return store.Snapshot((None, None), {})
+    return store_files.Snapshot((None, None), {})
 
 
 def _last_session(publisher, count):

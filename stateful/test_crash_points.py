@@ -2,7 +2,7 @@
 
 Real parts: a store file on a real disk folder, the real publisher on a
 loopback port, receiver processes (``python -m resume consume``) run under
-strace (resume/testing/crash.py). Rules publish events, and crash a receiver
+strace (resume/testing/drivers/crash.py). Rules publish events, and crash a receiver
 at a point drawn as (syscall kind, index): SIGKILL on entering the
 ``index``-th ``pwrite64``, ``fdatasync``, ``sendto`` or ``recvfrom`` of its
 session; then a new process takes over the same store, to the end of the log.
@@ -32,8 +32,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule, run_state_machine_as_test
 
 from resume.publisher import Publisher
-from resume.testing import crash, model, receiver
-from resume.testing.machine import AsyncRuleBasedStateMachine
+from resume.testing.drivers import crash, receiver
+from resume.testing import model
+from resume.testing.plugin.async_machine import AsyncRuleBasedStateMachine
 
 _DEEP = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 CRASH_BUDGET = 1 if not _DEEP else max(3, settings.default.stateful_step_count // 10)

@@ -26,7 +26,7 @@ moment; no connection the machine holds is left in a transaction.
 
 The implementation (``--impl``) is handed to the machine by the test (the
 ``impl`` fixture), and subprocesses load its file. The machine is an
-``AsyncRuleBasedStateMachine`` (``resume.testing.machine``): its rules that
+``AsyncRuleBasedStateMachine`` (``resume.testing.plugin.async_machine``): its rules that
 talk to the publisher are ``async def`` and run on one event loop per run;
 ``aclose()`` ends the publisher and the store connection at teardown, and a
 task left running fails the run.
@@ -42,9 +42,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule, run_state_machine_as_test
 
 from resume.publisher import HOST, Publisher
-from resume.testing import model, receiver, store, tasks
-from resume.testing.machine import AsyncRuleBasedStateMachine
-from resume.testing.strategies import FRAME_MAX, deltas, frame
+from resume.testing import model
+from resume.testing.drivers import receiver, store_files, tasks
+from resume.testing.plugin.async_machine import AsyncRuleBasedStateMachine
+from resume.testing.strategies.values import FRAME_MAX, deltas, frame
 
 CLIENT_TIMEOUT = 3.0  # every wait of the receiver
 # Shorter than the receiver's: a receiver that never ACKs makes the publisher
@@ -486,7 +487,7 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
 
     def check_store(self):
         what = "the store, read from another connection after the step"
-        snap = store.read(self.path)
+        snap = store_files.read(self.path)
         if snap.state is None:
             model.differs(what, "one checkpoint row, id 1", f"no single checkpoint row; ledger {snap.ledger}",
                           "S2.checkpoint-table")

@@ -43,9 +43,11 @@ from hypothesis import event, note, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule, run_state_machine_as_test
 
-from resume.testing import busy, model, peers, runs, store, tasks
-from resume.testing import strategies as sts
-from resume.testing.machine import AsyncRuleBasedStateMachine
+from resume.testing.drivers import busy, peers, store_files, tasks
+from resume.testing import model
+from resume.testing.strategies import runs
+from resume.testing.strategies import values as sts
+from resume.testing.plugin.async_machine import AsyncRuleBasedStateMachine
 from stateful.serial_order import Seen, final_cursors
 
 TIMEOUT = 5.0  # every wait of a session; nothing should come near it
@@ -81,7 +83,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
     def __init__(self, impl):
         super().__init__()
         self.impl = impl
-        self.folder = tempfile.TemporaryDirectory(prefix="resume-two-", dir=store._FAST_TMP)
+        self.folder = tempfile.TemporaryDirectory(prefix="resume-two-", dir=store_files._FAST_TMP)
         self.path = os.path.join(self.folder.name, "store.db")
         self.cons = {}
         self.model = model.Store()
@@ -284,7 +286,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         ends = final_cursors(start_last, seen["A"], seen["B"])
         if not ends:
             model.differs("the two sessions at once", "what some serial order of them gives", str(seen), "D4")
-        (last, total), ledger = store.read(self.path)
+        (last, total), ledger = store_files.read(self.path)
         if last not in ends:
             model.differs("the store's cursor after the two sessions", f"one of {sorted(ends)} (a serial order)",
                           last, "D4")
@@ -299,8 +301,8 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         if not self.cons:
             return
         for who, con in self.cons.items():
-            store.expect_at_rest(self.impl, con, self.model, f"receiver {who}, after the step")
-        store.expect(self.path, self.model, "a third connection reads the store, after the step")
+            store_files.expect_at_rest(self.impl, con, self.model, f"receiver {who}, after the step")
+        store_files.expect(self.path, self.model, "a third connection reads the store, after the step")
 
 
 def test_two_receivers_on_one_store_apply_each_event_once(impl):

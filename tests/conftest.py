@@ -11,7 +11,7 @@ variable itself.
 
 import pytest
 
-from resume.testing import loader
+from resume.testing.drivers import loader
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ A bare ``pytest --impl PATH`` may not read pyproject.toml (pytest issue
 #8846, see conftest.py); the async tests must then run the same way: strict
 mode (only tests marked ``@pytest.mark.asyncio`` are async) and one event
 loop per test (all Hypothesis examples of a test share it, and
-``resume.testing.hygiene`` checks each example).
+``resume.testing.drivers.hygiene`` checks each example).
 """
 
 import asyncio

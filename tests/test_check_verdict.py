@@ -34,7 +34,8 @@ import pytest
 
 from quality import bugs as known
 from quality import meta
-from resume.testing import check, loader, runner, verdict
+from resume.testing.grading import check, runner, verdict
+from resume.testing.drivers import loader
 
 # (bug, step, a fragment of the report any faithful test of that step shows)
 CASES = [

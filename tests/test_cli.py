@@ -33,7 +33,8 @@ import pytest
 from quality import bugs as known
 from quality import meta
 from resume import cli
-from resume.testing import loader, runner
+from resume.testing.drivers import loader
+from resume.testing.grading import runner
 
 REFERENCE = meta.REFERENCE
 
@@ -220,7 +221,7 @@ def test_a_port_in_use_is_refused_before_serving(folder):
 
 def test_consume_on_a_store_of_an_earlier_run_resumes_it(folder, refused_port):
     """A store written by the implementation is accepted (and a refused peer leaves it as it was)."""
-    from resume.testing import loader
+    from resume.testing.drivers import loader
 
     impl = loader.load(REFERENCE)
     con = impl.open_store(str(folder / "mine.db"))

@@ -8,7 +8,7 @@ import pytest
 
 from quality import bugs as known
 from quality import compositions
-from resume.testing import check
+from resume.testing.grading import check
 
 ROWS = compositions.ROWS
 

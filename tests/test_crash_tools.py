@@ -1,4 +1,4 @@
-"""Tests of the crash-point tools (resume/testing/crash.py): reading strace's trace, naming points, judging a store.
+"""Tests of the crash-point tools (resume/testing/drivers/crash.py): reading strace's trace, naming points, judging a store.
 
 No strace needed: the trace is a fixed excerpt of ``strace -f -o FILE``
 output (each line after the traced process's PID), as a receiver writes it.
@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from resume.testing import crash
+from resume.testing.drivers import crash
 
 TRACE = """\
 4242 openat(AT_FDCWD, "/tmp/x/store.db", O_RDWR|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0644) = 6

@@ -1,4 +1,4 @@
-"""Which example database the environment picks (resume/testing/database.py), without the network.
+"""Which example database the environment picks (resume/testing/plugin/example_database.py), without the network.
 
 One test per combination of the variables conftest.py reads: none, a Redis
 URL, a Redis URL read-only, a GitHub artifact, both, and the malformed ones.
@@ -19,7 +19,7 @@ from hypothesis.database import (
     ReadOnlyDatabase,
 )
 
-from resume.testing import database
+from resume.testing.plugin import example_database
 
 UNREACHABLE = "redis://127.0.0.1:1/0"  # port 1: refused at once, never a real server
 
@@ -48,14 +48,14 @@ def environ(tmp_path):
 
 
 def test_nothing_set_keeps_each_profiles_own_database(environ):
-    assert database.example_database(environ) is None
-    assert database.example_database({}) is None
+    assert example_database.example_database(environ) is None
+    assert example_database.example_database({}) is None
 
 
 def test_a_redis_url_is_multiplexed_with_the_local_directory_both_read_and_written(environ, tmp_path):
     RedisExampleDatabase = _redis_database_class()
     environ["HYPOTHESIS_DATABASE"] = UNREACHABLE
-    db = database.example_database(environ)
+    db = example_database.example_database(environ)
     assert isinstance(db, MultiplexedDatabase)
     local, shared = _parts(db)
     assert isinstance(local, DirectoryBasedExampleDatabase)
@@ -70,7 +70,7 @@ def test_a_redis_url_is_multiplexed_with_the_local_directory_both_read_and_writt
 def test_read_only_redis_is_read_but_never_written(environ, tmp_path, flag):
     RedisExampleDatabase = _redis_database_class()
     environ.update(HYPOTHESIS_DATABASE=UNREACHABLE, HYPOTHESIS_DATABASE_READONLY=flag)
-    db = database.example_database(environ)
+    db = example_database.example_database(environ)
     local, shared = _parts(db)
     assert isinstance(shared, ReadOnlyDatabase) and isinstance(_inner(shared), RedisExampleDatabase)
     db.save(b"key", b"value")  # Redis is not written, so nothing reaches the dead port
@@ -81,20 +81,20 @@ def test_read_only_redis_is_read_but_never_written(environ, tmp_path, flag):
 def test_read_only_set_to_zero_or_empty_means_written(environ, flag):
     RedisExampleDatabase = _redis_database_class()
     environ.update(HYPOTHESIS_DATABASE=UNREACHABLE, HYPOTHESIS_DATABASE_READONLY=flag)
-    _, shared = _parts(database.example_database(environ))
+    _, shared = _parts(example_database.example_database(environ))
     assert isinstance(shared, RedisExampleDatabase)
 
 
 def test_a_github_artifact_is_read_only_and_multiplexed_with_the_local_one(environ, tmp_path):
     environ["HYPOTHESIS_GITHUB_ARTIFACT"] = "someone/resume"
-    db = database.example_database(environ)
+    db = example_database.example_database(environ)
     local, shared = _parts(db)
     assert local.path == tmp_path / "examples"
     assert isinstance(shared, ReadOnlyDatabase)
     artifact = _inner(shared)
     assert isinstance(artifact, GitHubArtifactDatabase)
     assert (artifact.owner, artifact.repo, artifact.artifact_name) == (
-        "someone", "resume", database.DEFAULT_ARTIFACT)
+        "someone", "resume", example_database.DEFAULT_ARTIFACT)
     # What a run finds stays local; nothing is sent to GitHub (no token needed to write).
     db.save(b"key", b"value")
     assert list(local.fetch(b"key")) == [b"value"]
@@ -102,7 +102,7 @@ def test_a_github_artifact_is_read_only_and_multiplexed_with_the_local_one(envir
 
 def test_the_artifact_name_can_be_chosen(environ):
     environ["HYPOTHESIS_GITHUB_ARTIFACT"] = "someone/resume:nightly-db"
-    _, shared = _parts(database.example_database(environ))
+    _, shared = _parts(example_database.example_database(environ))
     assert _inner(shared).artifact_name == "nightly-db"
 
 
@@ -110,7 +110,7 @@ def test_redis_and_the_artifact_together(environ):
     RedisExampleDatabase = _redis_database_class()
     environ.update(HYPOTHESIS_DATABASE=UNREACHABLE, HYPOTHESIS_DATABASE_READONLY="1",
                    HYPOTHESIS_GITHUB_ARTIFACT="someone/resume")
-    local, redis_side, artifact_side = _parts(database.example_database(environ))
+    local, redis_side, artifact_side = _parts(example_database.example_database(environ))
     assert isinstance(local, DirectoryBasedExampleDatabase)
     assert isinstance(_inner(redis_side), RedisExampleDatabase)
     assert isinstance(_inner(artifact_side), GitHubArtifactDatabase)
@@ -120,13 +120,13 @@ def test_redis_and_the_artifact_together(environ):
 @pytest.mark.parametrize("spec", ["resume", "someone/", "/resume", "a/b/c", ":name"])
 def test_a_malformed_artifact_spec_is_refused_with_its_format(environ, spec):
     environ["HYPOTHESIS_GITHUB_ARTIFACT"] = spec
-    with pytest.raises(database.DatabaseConfigError, match="OWNER/REPO"):
-        database.example_database(environ)
+    with pytest.raises(example_database.DatabaseConfigError, match="OWNER/REPO"):
+        example_database.example_database(environ)
 
 
 def test_without_a_storage_directory_the_local_database_is_dot_hypothesis(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    local, _ = _parts(database.example_database({"HYPOTHESIS_GITHUB_ARTIFACT": "o/r"}))
+    local, _ = _parts(example_database.example_database({"HYPOTHESIS_GITHUB_ARTIFACT": "o/r"}))
     assert local.path == tmp_path / ".hypothesis" / "examples"
 
 
@@ -134,5 +134,5 @@ def test_a_redis_url_without_the_redis_client_says_what_to_install(environ, monk
     # Hide the client, as on a machine without the [redis] extra.
     monkeypatch.setitem(sys.modules, "redis", None)
     environ["HYPOTHESIS_DATABASE"] = UNREACHABLE
-    with pytest.raises(database.DatabaseConfigError, match=r"\[redis\]"):
-        database.example_database(environ)
+    with pytest.raises(example_database.DatabaseConfigError, match=r"\[redis\]"):
+        example_database.example_database(environ)

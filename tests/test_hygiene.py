@@ -1,4 +1,4 @@
-"""The per-example hygiene of async property tests (``resume.testing.hygiene``).
+"""The per-example hygiene of async property tests (``resume.testing.drivers.hygiene``).
 
 An example that leaves a task running or a descriptor open must fail, and
 name what it left; a clean one must pass; a failing one keeps its own error.
@@ -9,8 +9,8 @@ import socket
 
 import pytest
 
-from resume.testing import hygiene
-from resume.testing.hygiene import DescriptorsLeftOpen, TasksLeftRunning, each_example_clean
+from resume.testing.drivers import hygiene
+from resume.testing.drivers.hygiene import DescriptorsLeftOpen, TasksLeftRunning, each_example_clean
 
 
 @pytest.fixture(autouse=True)

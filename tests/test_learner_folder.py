@@ -17,7 +17,8 @@ import pytest
 
 from quality import bugs as known
 from quality import meta
-from resume.testing import loader, runner
+from resume.testing.drivers import loader
+from resume.testing.grading import runner
 
 
 def listing(folder):

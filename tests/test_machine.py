@@ -1,4 +1,4 @@
-"""The async state machine base (``resume.testing.machine.AsyncRuleBasedStateMachine``).
+"""The async state machine base (``resume.testing.plugin.async_machine.AsyncRuleBasedStateMachine``).
 
 Async rules, initializers and invariants run, on ONE loop per machine run
 (what one step opens is there in the next); ``aclose()`` runs at teardown;
@@ -12,8 +12,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, rule, run_state_machine_as_test
 
-from resume.testing.hygiene import TasksLeftRunning
-from resume.testing.machine import AsyncRuleBasedStateMachine
+from resume.testing.drivers.hygiene import TasksLeftRunning
+from resume.testing.plugin.async_machine import AsyncRuleBasedStateMachine
 
 QUICK = settings(max_examples=5, stateful_step_count=5, database=None, deadline=None)
 

@@ -8,8 +8,8 @@ import re
 import subprocess
 import sys
 
-from resume.testing import check
-from resume.testing.first_look import SUFFIX
+from resume.testing.grading import check
+from resume.testing.plugin.first_look import SUFFIX
 
 
 def collected(*args):

@@ -9,7 +9,8 @@ import os
 
 from quality import bugs as known
 from quality import meta
-from resume.testing import loader, runner
+from resume.testing.drivers import loader
+from resume.testing.grading import runner
 
 
 def test_here_the_chosen_implementation_is_the_project_own(impl):

@@ -1,4 +1,4 @@
-"""The power-cut tools of resume/testing/power.py: the persistence model and strace's lines, without strace.
+"""The power-cut tools of resume/testing/drivers/power.py: the persistence model and strace's lines, without strace.
 
 A hand-made trace (the ops a rollback-journal commit makes) is rebuilt at
 each cut: what an fsync makes durable stays in every state, what it does not
@@ -8,7 +8,7 @@ all of it. strace's ``-y -xx`` lines are read into the same ops.
 
 import os
 
-from resume.testing import power
+from resume.testing.drivers import power
 
 J, D = "store.db-journal", "store.db"
 

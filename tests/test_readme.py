@@ -11,7 +11,7 @@
 
 import re
 
-from resume.testing import runner
+from resume.testing.grading import runner
 
 README = runner.ROOT / "README.md"
 

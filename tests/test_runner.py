@@ -1,4 +1,4 @@
-"""The one subprocess runner (resume/testing/runner.py): its environment and its structured results.
+"""The one subprocess runner (resume/testing/grading/runner.py): its environment and its structured results.
 
 Claims:
 
@@ -19,7 +19,7 @@ suite's own tests.
 import pathlib
 import re
 
-from resume.testing import runner
+from resume.testing.grading import runner
 
 TINY = '''\
 from hypothesis import example, given, note, settings, strategies as st

@@ -13,7 +13,7 @@ Claims, against a real Redis server (the one ``HYPOTHESIS_DATABASE`` names;
 
 Each run is a real ``python -m pytest`` on a tiny deliberately failing test
 written to a temporary folder, through the project's runner
-(``resume.testing.runner``), with the project's ``conftest.py`` loaded as a
+(``resume.testing.grading.runner``), with the project's ``conftest.py`` loaded as a
 plugin (so its profiles and database selection are the ones under test) and a
 fresh ``HYPOTHESIS_STORAGE_DIRECTORY``. The tiny test appends every example it
 is given to a file, so "the first example tried" is read, not guessed.
@@ -30,7 +30,7 @@ import uuid
 
 import pytest
 
-from resume.testing import runner
+from resume.testing.grading import runner
 
 PROJECT_ROOT = pathlib.Path(__file__).resolve().parent.parent
 TEST_DB_NUMBER = 15  # apart from the database the suite itself may share

@@ -1,4 +1,4 @@
-"""The store reader of the harness (``resume.testing.store``): read-only, never creates a file.
+"""The store reader of the harness (``resume.testing.drivers.store_files``): read-only, never creates a file.
 
 The reader is the tests' witness of what another connection sees, so it must
 neither change the store (a write through it fails) nor make one up (reading
@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from resume.testing import store
+from resume.testing.drivers import store_files
 
 SCHEMA = [
     "CREATE TABLE checkpoint(id INTEGER PRIMARY KEY CHECK(id=1), last INTEGER NOT NULL, total INTEGER NOT NULL)",
@@ -30,18 +30,18 @@ def make_store(path):
 def test_reading_a_missing_store_is_an_error_and_creates_nothing(tmp_path):
     path = tmp_path / "odd?name#.db"
     with pytest.raises(sqlite3.OperationalError):
-        store.read(path)
+        store_files.read(path)
     with pytest.raises(sqlite3.OperationalError):
-        store.prefill(path, 0, 0)
+        store_files.prefill(path, 0, 0)
     assert os.listdir(tmp_path) == []
 
 
 def test_a_snapshot_compares_as_state_and_ledger(tmp_path):
     path = tmp_path / "odd?name#.db"
     make_store(path)
-    assert store.read(path) == ((-1, 0), {})
-    store.prefill(path, 2, 12, {0: 5, 2: 7})
-    snapshot = store.read(path)
+    assert store_files.read(path) == ((-1, 0), {})
+    store_files.prefill(path, 2, 12, {0: 5, 2: 7})
+    snapshot = store_files.read(path)
     assert snapshot == ((2, 12), {0: 5, 2: 7}) and (snapshot.last, snapshot.total) == (2, 12)
     assert list(snapshot.ledger) == [0, 2]
 
@@ -52,7 +52,7 @@ def test_a_checkpoint_table_other_than_the_one_row_has_no_state(tmp_path):
     with sqlite3.connect(path) as con:
         con.execute("DELETE FROM checkpoint")
     con.close()
-    assert store.read(path).state is None
+    assert store_files.read(path).state is None
 
 
 def test_the_reader_opens_read_only_and_closes_its_connection(tmp_path, monkeypatch):
@@ -67,7 +67,7 @@ def test_the_reader_opens_read_only_and_closes_its_connection(tmp_path, monkeypa
 
     # A spy on sqlite3.connect, only to reach the reader's own connection.
     monkeypatch.setattr(sqlite3, "connect", spy)
-    store.read(path)
+    store_files.read(path)
     monkeypatch.undo()
     [(args, kwargs, con)] = opened
     assert args[0].endswith("?mode=ro") and kwargs.get("uri") is True

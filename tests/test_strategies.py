@@ -12,8 +12,8 @@ import unicodedata
 from hypothesis import Phase, find, given, settings
 
 from resume.testing import model
-from resume.testing import strategies as sts
-from resume.testing import domains
+from resume.testing.strategies import values as sts
+from resume.testing.strategies import arguments
 
 # Generation only: the first value found will do, shrinking it would only cost time.
 SEARCH = settings(max_examples=2000, database=None, phases=[Phase.generate])
@@ -44,7 +44,7 @@ def test_foreign_digits_come_from_outside_the_four_old_sets():
 
 
 def test_invalid_timeouts_include_an_infinity_that_is_not_the_math_inf_object():
-    find(domains.timeouts("infinity"), lambda t: isinstance(t, float) and t == math.inf and t is not math.inf,
+    find(arguments.timeouts("infinity"), lambda t: isinstance(t, float) and t == math.inf and t is not math.inf,
          settings=SEARCH)
 
 

@@ -2,8 +2,8 @@
 
 SPEC.md's numeric ranges (seq, delta, last, limit, log length, frame length,
 timeout) must be drawn at both ends and just outside, in combination
-(``resume/testing/strategies.py``, "ranges at their ends, together";
-``domains.py``). Each strategy says which ends a draw hit (the same labels it
+(``resume/testing/strategies/values.py``, "ranges at their ends, together";
+``arguments.py``). Each strategy says which ends a draw hit (the same labels it
 records with ``event("range end: ...")``, which the fuzz summary lists). Here
 each one is drawn as many times as a test of the ``dev`` profile draws it
 (its ``max_examples``), derandomized so that the verdict is the same on
@@ -17,8 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resume.testing import strategies as sts
-from resume.testing import domains, model
+from resume.testing.strategies import values as sts
+from resume.testing.strategies import arguments
+from resume.testing import model
 
 IN_RANGE = [label for label in sts.RANGE_ENDS
             if not label.startswith(("timeout", "frame length"))
@@ -37,9 +38,9 @@ CASES = {
                              for label in sts.JUST_OUTSIDE], OUTSIDE_REPLAY),
     "frames_at_ends": ([sts.frames_at_ends(shape).map(lambda args: args[0]) for shape in sts.FRAME_SHAPES],
                        FRAME_ENDS),
-    "timeout_ends(valid)": ([domains.timeout_ends().map(lambda pair: {pair[0]})], list(domains.TIMEOUT_ENDS)),
-    "timeout_ends(invalid)": ([domains.timeout_ends(valid=False).map(lambda pair: {pair[0]})],
-                              list(domains.TIMEOUTS_JUST_OUTSIDE)),
+    "timeout_ends(valid)": ([arguments.timeout_ends().map(lambda pair: {pair[0]})], list(arguments.TIMEOUT_ENDS)),
+    "timeout_ends(invalid)": ([arguments.timeout_ends(valid=False).map(lambda pair: {pair[0]})],
+                              list(arguments.TIMEOUTS_JUST_OUTSIDE)),
 }
 
 

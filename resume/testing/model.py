@@ -326,7 +326,7 @@ class Mismatch(AssertionError):
     ``expected`` and ``got`` are plain values in words (``"raises Gap"``,
     ``"returns True"``, ``"ACK 0, ACK 1"``): no repr of the suite's own
     objects. ``resume check`` prints the three parts on lines of their own
-    (``resume.testing.verdict``); the message is the same sentence for pytest.
+    (``resume.testing.grading.verdict``); the message is the same sentence for pytest.
     """
 
     def __init__(self, what, expected, got, *, clause=None, sentence=None):

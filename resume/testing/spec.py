@@ -24,7 +24,9 @@ import functools
 import pathlib
 import re
 
-SPEC_PATH = pathlib.Path(__file__).resolve().parents[2] / "SPEC.md"
+# The project's folder (a checkout): SPEC.md, the suite's folders. Defined here once.
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SPEC_PATH = ROOT / "SPEC.md"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ import time
 
 from resume.testing import model
 
-DEFAULT_PATH = pathlib.Path(__file__).resolve().parent.parent / "client.py"
+DEFAULT_PATH = pathlib.Path(__file__).resolve().parents[2] / "client.py"
 ENV_VAR = "RESUME_IMPL"
 IMPORT_LIMIT = 10.0  # seconds a file may take to be imported (its top level)
 

@@ -8,7 +8,7 @@ module rebuilds, from a real trace, the disk a power cut could leave.
 Three parts (docs/POWER_LOSS.md says why each is as it is):
 
 * ``record(impl_path, folder, lives)``: the lives of a session, each a real
-  receiver process (``resume.testing.receiver``: the real interpreter,
+  receiver process (``resume.testing.drivers.receiver``: the real interpreter,
   ``run_client`` against the real publisher) run under ``strace -f -y -xx``
   in ``folder``. Kept from the trace, in order, as ``Op``s: every operation
   that changes the disk under ``folder`` (an open that creates or truncates a
@@ -53,7 +53,8 @@ import sqlite3
 import tempfile
 
 from resume.publisher import Publisher
-from resume.testing import crash, model, receiver, store
+from resume.testing.drivers import crash, receiver, store_files
+from resume.testing import model
 
 # The system calls recorded: those that change what is on disk, the syncs, the
 # shared mappings, the offsets `write` needs, and the socket sends (ACKs).
@@ -468,7 +469,7 @@ def _write(folder, files):
 
 def _read(path):
     """``(state, ledger)`` of the store at ``path`` after sqlite3's own recovery (``(-1, 0), {}`` if none)."""
-    found = store.read_as_recovered(path)
+    found = store_files.read_as_recovered(path)
     if found is None:
         return model.INITIAL_STATE, {}
     return (found.state if found.state is not None else model.INITIAL_STATE), found.ledger

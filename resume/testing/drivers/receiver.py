@@ -1,6 +1,6 @@
 """Run ``run_client`` in a separate process, so that a test can kill it for real.
 
-The process is ``python -m resume.testing.receiver IMPL HOST PORT DB TIMEOUT
+The process is ``python -m resume.testing.drivers.receiver IMPL HOST PORT DB TIMEOUT
 [CRASH_SEQ]``: it loads the implementation from a file path (the same one the
 suite checks), runs ``run_client`` and prints ``last=L total=T``. With
 ``crash_before_ack=SEQ`` it sends itself SIGKILL from ``before_ack`` when event
@@ -13,19 +13,20 @@ whose ``consume`` turns errors into advice for a person.
 
 import asyncio
 import os
-import pathlib
 import signal
 import sys
+
+from resume.testing import spec
 
 KILLED = -9  # returncode of a process ended by SIGKILL
 TIMEOUT = 5.0  # run_client's timeout, unless the test says otherwise
 
-_PACKAGE_PARENT = str(pathlib.Path(__file__).resolve().parents[2])
+_PACKAGE_PARENT = str(spec.ROOT)
 
 
 def command(impl_path, port, db_path, *, timeout=TIMEOUT, crash_before_ack=None, host="127.0.0.1"):
     """The argv of a receiver process."""
-    argv = [sys.executable, "-m", "resume.testing.receiver", str(impl_path), host, str(port), str(db_path),
+    argv = [sys.executable, "-m", "resume.testing.drivers.receiver", str(impl_path), host, str(port), str(db_path),
             str(timeout)]
     if crash_before_ack is not None:
         argv.append(str(crash_before_ack))
@@ -62,7 +63,7 @@ async def run(impl_path, port, db_path, *, wrapper=(), **options):
 
 
 def main(argv):
-    from resume.testing import loader
+    from resume.testing.drivers import loader
 
     impl_path, host, port, db_path, timeout, *crash = argv
     impl = loader.load(impl_path)

@@ -11,7 +11,7 @@ plain method and may call ``self.run(coro)``.
 At teardown the machine's own ``async def aclose()`` runs on the loop first
 (close what the run opened: servers, connections). Then any task still
 pending on the loop is cancelled, and the run FAILS (``TasksLeftRunning``,
-shared with ``resume.testing.hygiene``), naming the tasks: a task
+shared with ``resume.testing.drivers.hygiene``), naming the tasks: a task
 that outlives its machine run is a leak of the system under test or of the
 test, and either would go unnoticed otherwise.
 
@@ -36,7 +36,7 @@ import inspect
 
 from hypothesis.stateful import INITIALIZE_RULE_MARKER, INVARIANT_MARKER, RULE_MARKER, RuleBasedStateMachine
 
-from resume.testing.hygiene import TasksLeftRunning, cancel_left_running  # noqa: F401 (TasksLeftRunning: raised here, importable from here)
+from resume.testing.drivers.hygiene import TasksLeftRunning, cancel_left_running  # noqa: F401 (TasksLeftRunning: raised here, importable from here)
 
 _MARKERS = (RULE_MARKER, INITIALIZE_RULE_MARKER, INVARIANT_MARKER)
 

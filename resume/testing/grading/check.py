@@ -6,7 +6,7 @@ loads the implementation once per process), with ``--impl=PATH``, through
 ``runner.run``: its report hooks give the first failing test, its duration,
 its error, and the notes Hypothesis attached to it, which hold the shrunk
 counterexample (``Outcome``). ``check()`` prints, for each failing step, the
-learner's verdict built from it (``resume.testing.verdict``: the clause of
+learner's verdict built from it (``resume.testing.grading.verdict``: the clause of
 SPEC.md, what the test did, expected and got, the line that runs it again),
 or one JSON document for all the files checked (docs/CHECK_JSON.md).
 
@@ -27,7 +27,9 @@ import re
 import sys
 import threading
 
-from resume.testing import loader, runner, spec, verdict
+from resume.testing.drivers import loader
+from resume.testing.grading import runner, verdict
+from resume.testing import spec
 
 # The checkout that holds conftest.py, properties/ and stateful/.
 ROOT = runner.ROOT
@@ -288,7 +290,7 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
     (steps 1-7, the protocol machine, the deeper levels) then runs in its own
     pytest process with ``-x`` and without the power-loss level (``-m "not
     power_loss"``), one per core at a time (``jobs()``), reported in order; the first failure of a part is reported in the learner's
-    words (``resume.testing.verdict``): the clause of SPEC.md, what the test
+    words (``resume.testing.grading.verdict``): the clause of SPEC.md, what the test
     did, expected and got, and the line that runs it again. When
     ``properties/test_power_loss.py`` exists, its level is run after the lab
     and reported as a verdict of its own, which does not change the exit code.

@@ -30,7 +30,7 @@ from hypothesis import event
 from hypothesis import strategies as st
 
 from resume.testing import model
-from resume.testing import strategies as sts
+from resume.testing.strategies import values as sts
 
 SMALL_RUN = (1, 3)
 LONG_RUN = (200, 700)  # past the 128-event log of replay, and past any round window (200, 256, 500)

@@ -19,7 +19,7 @@ the shared example database. What every caller gets alike:
   (receivers, xdist workers), and nothing is left running;
 * structured results (``Run.tests``): for each test its outcome, duration and,
   on failure, the falsifying example, notes, error and failing line, written
-  by the child's ``runner_plugin`` from pytest's report hooks - no pattern is
+  by the child's ``report_plugin`` from pytest's report hooks - no pattern is
   matched against the console text, which is kept only for display
   (``Run.output``).
 """
@@ -36,9 +36,11 @@ import tempfile
 import threading
 import time
 
+from resume.testing import spec
+
 # The checkout that holds conftest.py, properties/ and stateful/.
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-RESULTS_VAR = "RESUME_RUNNER_RESULTS"  # where the child's runner_plugin writes its JSON lines
+ROOT = spec.ROOT
+RESULTS_VAR = "RESUME_RUNNER_RESULTS"  # where the child's report_plugin writes its JSON lines
 KEEP = "keep"  # storage=KEEP: Hypothesis's usual .hypothesis/ (replays what failed before)
 
 
@@ -51,7 +53,7 @@ class TestResult:
     duration: float = 0.0  # seconds of its call phase (search and shrink, for a property)
     longrepr: str = ""  # pytest's own text of the failure
     sections: list = dataclasses.field(default_factory=list)  # [(title, text)]: captured output...
-    failures: list = dataclasses.field(default_factory=list)  # runner_plugin's entries, one per error
+    failures: list = dataclasses.field(default_factory=list)  # report_plugin's entries, one per error
 
     @property
     def failed(self):
@@ -117,7 +119,7 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
         env = environment(root=root, profile=profile, keep_database=keep_database,
                           storage=storage, extra=extra_env)
         env[RESULTS_VAR] = str(results)
-        command = [sys.executable, "-m", "pytest", "-p", "resume.testing.runner_plugin", *map(str, args)]
+        command = [sys.executable, "-m", "pytest", "-p", "resume.testing.grading.report_plugin", *map(str, args)]
         started = time.monotonic()
         process = subprocess.Popen(command, cwd=cwd or root, env=env, stdin=subprocess.DEVNULL,
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -29,9 +29,7 @@ which is never armed: the test then runs without the fake.
 import contextlib
 import sqlite3
 
-from resume.testing import domains
-
-ERRORS = {kind: errors for kind, errors in domains.HOOK_ERRORS.items() if kind != "raises an sqlite3 error"}
+from resume.testing.drivers.errors import STATEMENT_ERRORS as ERRORS  # noqa: F401 - the classes a statement raises
 
 
 class Failing(sqlite3.Connection):

@@ -32,7 +32,7 @@ import sqlite3
 import tempfile
 import typing
 
-from resume.testing import busy
+from resume.testing.drivers import busy
 
 # Store files go to a RAM-backed folder where there is one: still real SQLite
 # files with real locking, but a commit then costs no fsync, which on a busy

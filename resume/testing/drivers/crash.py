@@ -1,7 +1,7 @@
 """Crash points of a receiver process: found, named and hit with strace.
 
 A *crash point* is one system call of a receiver process (``python -m resume
-consume``, resume/testing/receiver.py) that touches the store or the socket:
+consume``, resume/testing/drivers/receiver.py) that touches the store or the socket:
 
 * ``pwrite64``  - SQLite writing the store or a file beside it (a journal, a WAL);
 * ``fdatasync`` - SQLite making those writes durable (its sync on Linux);
@@ -38,7 +38,8 @@ import sqlite3
 import subprocess
 import tempfile
 
-from resume.testing import model, receiver, store
+from resume.testing import model
+from resume.testing.drivers import receiver, store_files
 
 KINDS = ("pwrite64", "fdatasync", "sendto", "recvfrom")
 STORE_KINDS = ("pwrite64", "fdatasync")
@@ -215,10 +216,10 @@ async def run(impl_path, port, db_path, point=None, *, timeout=10.0):
 def read_store(path):
     """``(last, total, {seq: delta})`` as the next opener finds the store: (-1, 0, {}) if not set up yet.
 
-    Through ``store.read_as_recovered``: a copy is read, so the store itself
+    Through ``store_files.read_as_recovered``: a copy is read, so the store itself
     is left exactly as the crash left it, for the next receiver to recover (or not).
     """
-    found = store.read_as_recovered(path)
+    found = store_files.read_as_recovered(path)
     if found is None:
         return -1, 0, {}
     if found.state is None:

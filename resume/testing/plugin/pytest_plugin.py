@@ -21,10 +21,11 @@ import pathlib
 
 import pytest
 
-from resume.testing import loader
+from resume.testing import spec
+from resume.testing.drivers import loader
 
 # The checkout that holds the suite: where the suite keeps its own files.
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = spec.ROOT
 STORAGE_VAR = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 

@@ -5,7 +5,7 @@ parameter can take, valid or not, and asks ``resume.testing.model`` what
 must happen; nothing is filtered out because it is awkward.
 ``docs/DOMAINS.md`` names the classes of each strategy and the tests that
 draw them. (Frames and logs, whose classes are the grammar's and the log's,
-are in ``resume.testing.strategies``: ``lines()``, ``replay_args()``.)
+are in ``resume.testing.strategies.values``: ``lines()``, ``replay_args()``.)
 
 * ``ints(low, high)``: the domain of an int parameter in ``low..high``
   (seq, delta, last, limit): each end, inside, one past each end, far
@@ -44,6 +44,7 @@ from hypothesis import event
 from hypothesis import strategies as st
 
 from resume.testing import model
+from resume.testing.drivers.errors import HOOK_ERRORS
 
 
 class Number(enum.IntEnum):
@@ -208,24 +209,7 @@ PORT_FORMS = {"int": int, "str of digits": str, "int subclass": UserInt, "zero":
 # ---------------------------------------------------------------- hooks
 
 
-class HookFailure(Exception):
-    """The test's own exception class, raised by a drawn hook."""
-
-
-# Every kind of BaseException a hook may raise (decision 5 and step 6), in
-# four classes, so that every run of a class meets its kind: Exceptions; a
-# ValueError, the steps' own error for a bad argument, which an
-# implementation must not take for its own (wrap it in one of its own, skip
-# the rollback for "its" argument check); the BaseExceptions that are not
-# Exceptions (which ``except Exception`` lets through); and sqlite3's errors,
-# a hook's that does SQL of its own, which an implementation must not take
-# for its own statements' (a duplicate, a lock).
-HOOK_ERRORS = {
-    "raises an Exception": [HookFailure, RuntimeError, TypeError, OSError, ConnectionResetError, TimeoutError],
-    "raises a ValueError": [ValueError, UnicodeError],
-    "raises a BaseException": [KeyboardInterrupt, SystemExit, asyncio.CancelledError, GeneratorExit],
-    "raises an sqlite3 error": [sqlite3.IntegrityError, sqlite3.OperationalError],
-}
+# The errors a hook may raise, by class: ``drivers.errors.HOOK_ERRORS`` (HookFailure among them).
 
 # What an awaitable a before_ack returns can be (decision 8 says awaitable,
 # not coroutine): a coroutine, a Future, an object with ``__await__``, or a
@@ -457,8 +441,7 @@ def _database(path, *statements):
 
 
 def _half_made(path, which):
-    from resume.testing import stores  # here, not at the top: stores imports this module (via strategies)
-    return _database(path, *(stores.SPELLINGS["SPEC.md's"][index] for index in HALF_MADE[which]))
+    return _database(path, *(model.SCHEMA[index] for index in HALF_MADE[which]))  # SPEC.md's own tables
 
 
 @st.composite

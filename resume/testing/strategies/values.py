@@ -41,7 +41,8 @@ import unicodedata
 from hypothesis import event
 from hypothesis import strategies as st
 
-from resume.testing import domains, model
+from resume.testing.strategies import arguments
+from resume.testing import model
 from resume.testing.model import (  # noqa: F401 - re-exported: the bounds, stated once in the model
     DELTA_MAX, DELTA_MIN, FRAME_MAX, LAST_MIN, LIMIT_MAX, LIMIT_MIN, LOG_MAX, SEQ_MAX, SEQ_MIN, frame,
 )
@@ -213,7 +214,7 @@ def multi_line_frames(draw):
 # them all (full-width, Arabic-Indic, Devanagari, mathematical bold, ...).
 FOREIGN_DIGITS = st.characters(categories=["Nd"]).filter(lambda c: not "0" <= c <= "9")
 # Hypothesis builds its table of Unicode categories on the first draw of a
-# character strategy (here, and ``st.text`` in domains.py): built now, at
+# character strategy (here, and ``st.text`` in arguments.py): built now, at
 # import, not inside a test case (inside a shrink, under the line tracer of a
 # profile with an explain phase, that once took 22 s of a 24 s run).
 FOREIGN_DIGITS.validate()
@@ -606,7 +607,7 @@ ITEM_KINDS = {
     "tuple": tuple,
     "namedtuple": lambda item: Event(*item),
     "tuple subclass": Pair,
-    "int subclasses": lambda item: (domains.UserInt(item[0]), domains.UserInt(item[1])),  # ints (decision 14)
+    "int subclasses": lambda item: (arguments.UserInt(item[0]), arguments.UserInt(item[1])),  # ints (decision 14)
 }
 
 _ITEM_MIXES = st.sampled_from([[kind] for kind in ITEM_KINDS] + [list(ITEM_KINDS)])
@@ -619,7 +620,7 @@ def as_passed(draw, window):
     return draw(_CONTAINERS)(ITEM_KINDS[kinds[i % len(kinds)]](item) for i, item in enumerate(window))
 
 
-LASTS, LIMITS = domains.lasts(), domains.limits()  # built once: a strategy built at each draw costs more than it draws
+LASTS, LIMITS = arguments.lasts(), arguments.limits()  # built once: a strategy built at each draw costs more than it draws
 
 
 def _mostly(draw, usual, whole):
@@ -801,7 +802,7 @@ def malformed_logs(draw, kind=None):
 # of the seq range with the cursor at its end, say). Each draw records the
 # ends it hit with ``event("range end: ...")``; RANGE_ENDS lists them all, and
 # tests/test_strategy_reach.py checks that the dev profile's budget reaches
-# each one. (domains.py has the timeout's ends.)
+# each one. (arguments.py has the timeout's ends.)
 
 _END = ["low", "high", "inside"]
 _ENDS = st.sampled_from(_END)

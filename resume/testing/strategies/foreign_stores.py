@@ -36,8 +36,9 @@ import sys
 
 from hypothesis import strategies as st
 
-from resume.testing import busy, model, store
-from resume.testing import strategies as sts
+from resume.testing.drivers import busy, store_files
+from resume.testing import model
+from resume.testing.strategies import values as sts
 
 CHECKPOINT, LEDGER = model.SCHEMA  # SPEC.md's own words
 # SPEC.md's tables as other writers spell them (decision 17 leaves the SQL text
@@ -140,9 +141,9 @@ os.kill(os.getpid(), signal.SIGKILL)  # before COMMIT: no finally, no rollback, 
 
 
 def _contents(path):
-    """``{file name: bytes}`` of the store and every file beside it (``store.files``)."""
+    """``{file name: bytes}`` of the store and every file beside it (``store_files.files``)."""
     contents = {}
-    for found in store.files(path):
+    for found in store_files.files(path):
         with open(found, "rb") as file:
             contents[os.path.basename(found)] = file.read()
     return contents

@@ -1,6 +1,6 @@
-"""pytest plugin loaded in the child by ``resume.testing.runner``: one JSON line per test report.
+"""pytest plugin loaded in the child by ``resume.testing.grading.runner``: one JSON line per test report.
 
-``runner.run`` starts pytest with ``-p resume.testing.runner_plugin`` and names
+``runner.run`` starts pytest with ``-p resume.testing.grading.report_plugin`` and names
 a file in ``RESUME_RUNNER_RESULTS``; this plugin appends to it one JSON object
 for each report pytest makes (collection, and the setup, call and teardown of
 each test): node id, phase, outcome, duration, pytest's own text of the
@@ -15,7 +15,7 @@ than from the console:
 * ``error``: the exception's type and message (pytest's assertion rewriting
   puts the compared values there);
 * ``mismatch``: for a ``model.Mismatch``, its call, expected and got, as
-  plain text (``resume.testing.verdict`` prints them on lines of their own);
+  plain text (``resume.testing.grading.verdict`` prints them on lines of their own);
 * ``where``: the failing line of the suite (file, line, the statement whole,
   the comment lines right above it), and ``raised_in`` when the exception
   came from deeper down (the implementation, say).
@@ -35,7 +35,7 @@ import traceback
 
 import pytest
 
-from resume.testing.runner import RESULTS_VAR
+from resume.testing.grading.runner import RESULTS_VAR
 _KEY = "resume.runner"
 
 

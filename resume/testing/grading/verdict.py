@@ -2,7 +2,7 @@
 
 ``resume check`` runs each part of the suite in a pytest process
 (``check.run_suite``); this module turns the first failure of a part
-(``runner.TestResult``, built by ``runner_plugin`` from the exception itself)
+(``runner.TestResult``, built by ``report_plugin`` from the exception itself)
 into a ``Verdict``:
 
 * ``clause``: the sentence of SPEC.md the failure breaks, as the model
@@ -104,7 +104,7 @@ def _assertion(error):
     return scrub("\n".join(message).strip()), compared
 
 
-# Errors the harness raises about what a call left behind (resume.testing.hygiene).
+# Errors the harness raises about what a call left behind (resume.testing.drivers.hygiene).
 _LEFT_BEHIND = {
     "DescriptorsLeftOpen": "every socket and file the call opened closed by the time it returns",
     "TasksLeftRunning": "no task of the call still running once it returns",
@@ -112,7 +112,7 @@ _LEFT_BEHIND = {
 
 
 def expected_and_got(entry, impl=None):
-    """``(call, expected, got)`` of one failure entry of ``runner_plugin``, in plain words."""
+    """``(call, expected, got)`` of one failure entry of ``report_plugin``, in plain words."""
     mismatch = entry.get("mismatch")
     if mismatch:
         return scrub(mismatch["call"]), scrub(mismatch["expected"]), scrub(mismatch["got"])

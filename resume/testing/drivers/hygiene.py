@@ -31,7 +31,8 @@ import asyncio
 import functools
 import gc
 
-from resume.testing import leaks, model
+from resume.testing.drivers import leaks
+from resume.testing import model
 
 SETTLE_WITHIN = 1.0  # seconds for closes already under way to finish
 

@@ -1,0 +1,1 @@
+"""How the tests reach an implementation and its world (see ``resume.testing``)."""

@@ -1,0 +1,1 @@
+"""``resume check``: the suite run against a file and graded (see ``resume.testing``)."""

@@ -1,0 +1,1 @@
+"""The pytest and Hypothesis side of the kit (see ``resume.testing``)."""

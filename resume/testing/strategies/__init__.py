@@ -1,0 +1,1 @@
+"""What the tests draw: values, arguments, foreign stores, runs (see ``resume.testing``)."""
