@@ -24,8 +24,8 @@ from hypothesis.errors import InvalidArgument
 
 from resume.testing.plugin import example_database
 from resume.testing.drivers import loader
-from resume.testing.grading import check
-from resume.testing.grading.check import PROFILES
+from resume.testing import suite
+from resume.testing.suite import PROFILES
 from resume.testing.plugin.first_look import SUFFIX, is_first_look
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
@@ -97,7 +97,7 @@ def pytest_collection_modifyitems(config, items):
     3. the steps' long searches, step by step: the model properties (the tests
        that have a first look) with the rest of their budgets;
     4. the protocol machine and the deeper levels;
-    in the order of ``check.step_paths`` (which ``resume check`` follows too),
+    in the order of ``suite.step_paths`` (which ``resume check`` follows too),
     then the project's own tool tests. Measured on the known bugs with random
     seeds (docs/BENCHMARKS.md), the looks stop 136 of 163 runs with ``-x``,
     the steps' other tests 17, the long searches 1: they come last of the
@@ -108,8 +108,8 @@ def pytest_collection_modifyitems(config, items):
     if any(pathlib.Path(arg.split("::", 1)[0]).is_file() for arg in config.args):
         items.sort(key=lambda item: not is_first_look(item))
         return
-    rank = {path.resolve(): index for index, path in enumerate(check.suite_paths())}
-    steps = {path.resolve() for label, files in check.step_paths() if label.startswith("step ") for path in files}
+    rank = {path.resolve(): index for index, path in enumerate(suite.suite_paths())}
+    steps = {path.resolve() for label, files in suite.step_paths() if label.startswith("step ") for path in files}
     searches = {(item.path, item.originalname.removesuffix(SUFFIX)) for item in items if is_first_look(item)}
 
     def key(item):

@@ -49,6 +49,7 @@ import tempfile
 import threading
 import time
 
+from resume.testing import suite
 from resume.testing.grading import check, runner
 
 TARGET = "resume/client.py"
@@ -272,7 +273,7 @@ def score(records):
 def test(args):
     """The test command of one mutant: the suite against ./resume/client.py."""
     root = pathlib.Path.cwd()
-    paths = check.suite_paths(root, first_step=args.first_step)
+    paths = suite.suite_paths(root, first_step=args.first_step)
     # cosmic-ray starts this command in a session of its own, out of reach
     # of the runner's timeout: the bound is kept here, for the whole group.
     bound = float(os.environ.get(_BOUND_VAR, 0)) or None

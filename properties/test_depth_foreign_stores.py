@@ -45,7 +45,7 @@ def test_a_store_another_writer_made_is_kept_and_continued_exactly_once(impl, fo
             if foreign.trimmed > 0:
                 # The newest trimmed seq: its content cannot be shown to be the same (decision 6).
                 lines.append(runs.Line(model.frame(foreign.trimmed - 1, 0), foreign.trimmed - 1, 0))
-            lines += runs.lines(plan, start=expected)
+            lines += runs.frames_of(plan, start=expected)
             if via == "apply_event":
                 lines = [line for line in lines if line.seq is not None]
             note(f"{len(lines)} lines after the foreign store's cursor {foreign.last}")

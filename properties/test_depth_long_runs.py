@@ -40,7 +40,7 @@ from resume.testing.drivers.errors import HookFailure  # noqa: E402 - the test's
 @each_example_clean("consume_session")
 async def test_a_long_session_ends_at_the_instant_of_its_first_error(impl, plan, entry, hook_at):
     # Always a new event last: a receiver that went on past a refused line would apply it.
-    lines = runs.lines(plan + [("run", 1, 1)])
+    lines = runs.frames_of(plan + [("run", 1, 1)])
     hook_error = HookFailure("before_ack refuses")
     expected = model.Store()
     predicted = await expected.session([line.frame for line in lines], timeout=TIMEOUT,

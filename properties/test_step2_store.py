@@ -137,7 +137,7 @@ _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.i
 
 
 @pytest.mark.parametrize("kind", sorted(statements.ERRORS))
-@given(start=arguments.stores(), new=st.booleans(), n=st.integers(1, 12), data=st.data())
+@given(start=arguments.store_states(), new=st.booleans(), n=st.integers(1, 12), data=st.data())
 def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing(impl, kind, start, new, n, data):
     """"If initialisation fails, close the connection and let the error propagate": the n-th
     statement of open_store raises an error of each class (``resume.testing.drivers.statements``, a

@@ -88,7 +88,7 @@ _ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.i
 @st.composite
 def calls(draw, parameter, kind):
     intention = draw(_INTENTIONS[parameter])
-    values = arguments.seqs() if intention == "any seq" else arguments.deltas()
+    values = arguments.any_seqs() if intention == "any seq" else arguments.any_deltas()
     if intention == _WEIGHTED[parameter] != "next":
         values = _CLASS[parameter][kind]
     fault = draw(_CLASS["fault"][kind] if parameter == "fault" else _ANY_FAULT)
@@ -128,7 +128,7 @@ def placed(world, kind, k, value):
 
 @pytest.mark.parametrize("parameter,kind", RUNS, ids=[f"{parameter}: {kind}" for parameter, kind in RUNS])
 @searching(max(5, settings.default.max_examples // 5))  # 5-10 ms an example; 30 runs
-@given(start=arguments.stores(), data=st.data())
+@given(start=arguments.store_states(), data=st.data())
 def test_apply_event_does_what_the_model_predicts(impl, parameter, kind, start, data):
     plan = data.draw(PLANS[parameter, kind], label="plan")
     expected = start.copy()
@@ -183,7 +183,7 @@ def one_call(impl, con, path, expected, seq, delta, fault, failure, nth):
 
 test_apply_event_does_what_the_model_predicts_first_look = first_look(
     test_apply_event_does_what_the_model_predicts,
-    start=arguments.stores(), data=st.data())
+    start=arguments.store_states(), data=st.data())
 
 
 BUSY = 0.2  # seconds: the busy timeout the locked-store test gives the connection

@@ -95,14 +95,14 @@ def concrete(store, call):
 
 @pytest.mark.parametrize("focus", FOCUS)
 @searching(max(5, settings.default.max_examples // 2))  # a few ms an example; 10 runs
-@given(start=arguments.stores(), data=st.data())
+@given(start=arguments.store_states(), data=st.data())
 def test_consume_line_does_what_the_model_predicts(impl, focus, start, data):
     calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))
 
 
 @pytest.mark.parametrize("focus", LINE_FOCUS)
 @settings(max_examples=max(3, settings.default.max_examples // 8))  # one run per class: 43 runs
-@given(start=arguments.stores(), data=st.data())
+@given(start=arguments.store_states(), data=st.data())
 def test_consume_line_takes_every_class_of_line_as_the_model_does(impl, focus, start, data):
     calls_as_predicted(impl, start, data.draw(PLANS[focus], label="plan"))
 
@@ -131,6 +131,6 @@ def calls_as_predicted(impl, start, plan):
 
 test_consume_line_does_what_the_model_predicts_first_look = first_look(
     test_consume_line_does_what_the_model_predicts,
-    start=arguments.stores(), data=st.data())
+    start=arguments.store_states(), data=st.data())
 
 

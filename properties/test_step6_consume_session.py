@@ -273,7 +273,7 @@ def bad_lines(draw, kind, applied):
     """A line of ``kind`` (``BAD_LINES``, or one of ``ONE_LINE_MALFORMATIONS``) after events whose new
     seqs had the deltas ``applied``: a line the session must refuse, and its end."""
     next_seq = len(applied)
-    good = model.frame(next_seq, draw(sts.deltas()))
+    good = model.frame(next_seq, draw(sts.valid_deltas()))
     if kind == "malformed":
         kind = draw(st.sampled_from(ONE_LINE_MALFORMATIONS))
     if kind in ONE_LINE:
@@ -286,7 +286,7 @@ def bad_lines(draw, kind, applied):
         return model.frame(next_seq + draw(st.integers(1, 3)), 0)
     assert kind == "conflict", kind
     seq = draw(st.integers(0, len(applied) - 1))
-    return model.frame(seq, draw(sts.deltas().filter(lambda d: d != applied[seq])))
+    return model.frame(seq, draw(sts.valid_deltas().filter(lambda d: d != applied[seq])))
 
 
 @st.composite
@@ -298,7 +298,7 @@ def scenarios(draw):
             seq = draw(st.integers(0, len(applied) - 1))
             events.append((seq, applied[seq]))
         else:
-            delta = draw(sts.deltas())
+            delta = draw(sts.valid_deltas())
             events.append((len(applied), delta))
             applied.append(delta)
     lines = [model.frame(*e) for e in events]

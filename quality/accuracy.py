@@ -20,6 +20,7 @@ import sys
 
 from quality import bugs as known
 from quality import clauses, meta
+from resume.testing import suite
 from resume.testing.grading import check, verdict
 from resume.testing import spec
 
@@ -65,7 +66,7 @@ def restates_a_rule(got):
 def part_of(nodeid):
     """The part of ``resume check`` a test belongs to: ``"3"``, ``"protocol"``, ``"deeper"``."""
     name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
-    for label, files in check.step_paths():
+    for label, files in suite.step_paths():
         if any(path.name == name for path in files):
             return check._key(label)
     return "deeper"

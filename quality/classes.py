@@ -112,7 +112,7 @@ EXPOSES = {
         "a checkpoint table with another program's column": "checkpoint-by-position",
         "a ledger with rows and no checkpoint row": "checkpoint-rebuilt-from-ledger",
     },
-    # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, arguments.ints
+    # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, arguments.any_ints
     "seq, delta, last, limit": {
         "an end": "apply-delta-exclusive",
         "one past an end": "delta-bound-off-by-one",

@@ -33,6 +33,7 @@ import pathlib
 import tempfile
 
 from quality import bugs as known
+from resume.testing import suite
 from resume.testing.grading import check, runner
 from resume.testing.drivers import loader
 
@@ -117,9 +118,9 @@ def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed
         return check.run_suite(impl, files, profile="dev", timeout=timeout, args=(*LAB, *args))
 
     if paths is not None or first_step is None:
-        return run(paths if paths is not None else check.suite_paths())
-    everything = check.suite_paths(first_step=first_step)
-    own = [path for label, files in check.step_paths() if label.startswith(f"step {first_step} ")
+        return run(paths if paths is not None else suite.suite_paths())
+    everything = suite.suite_paths(first_step=first_step)
+    own = [path for label, files in suite.step_paths() if label.startswith(f"step {first_step} ")
            for path in files]
     first = run(own)
     if first.status != "passed":
@@ -139,7 +140,7 @@ def run_whole(impl, *, timeout=TIMEOUT, paths=None, seed=SEED):
     Returns the ``runner.Run``: ``failures`` lists every failing test.
     """
     if paths is None:
-        paths = check.suite_paths()
+        paths = suite.suite_paths()
     args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider", *LAB]
     if seed != "random":
         args.append(f"--hypothesis-seed={seed}")

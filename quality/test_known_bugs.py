@@ -20,6 +20,7 @@ import pytest
 
 from quality import bugs as known
 from quality import accuracy, meta, report, trace
+from resume.testing import suite
 from resume.testing.grading import check
 from resume.testing.drivers import loader
 
@@ -96,7 +97,7 @@ RACES = ("test_two_receivers.py",)
 
 def test_the_crash_only_bugs_escape_the_suite_without_its_crash_tests(capsys):
     """What the crash tests are worth: without them (and the race) the suite passes each crash-only bug."""
-    paths = [path for path in check.suite_paths() if path.name not in known.CRASH_TESTS + RACES]
+    paths = [path for path in suite.suite_paths() if path.name not in known.CRASH_TESTS + RACES]
     results = meta.run_all(known.CRASH_BUGS, reference=False, paths=paths)
     with capsys.disabled():
         print("\nwithout the crash tests:\n" + report.table(results))

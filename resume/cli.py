@@ -31,7 +31,7 @@ import sys
 
 from resume import inputs
 from resume.testing.drivers import loader
-from resume.testing.grading.check import PROFILES
+from resume.testing.suite import PROFILES
 
 EXIT_CODES = """exit codes:
   0    success

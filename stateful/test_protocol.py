@@ -45,7 +45,7 @@ from resume.publisher import HOST, Publisher
 from resume.testing import model
 from resume.testing.drivers import receiver, store_files, tasks
 from resume.testing.plugin.async_machine import AsyncRuleBasedStateMachine
-from resume.testing.strategies.values import FRAME_MAX, deltas, frame
+from resume.testing.strategies.values import FRAME_MAX, frame, valid_deltas
 
 CLIENT_TIMEOUT = 3.0  # every wait of the receiver
 # Shorter than the receiver's: a receiver that never ACKs makes the publisher
@@ -318,13 +318,13 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
 
     # Every run starts with a few events: swarm testing switches whole rules
     # off per run, and a run whose `publish` is off would test nothing.
-    @initialize(new=st.lists(deltas(), max_size=4))
+    @initialize(new=st.lists(valid_deltas(), max_size=4))
     async def start_the_publisher_and_open_the_store(self, new):
         await self.publisher.start()
         self.con = self.impl.open_store(self.path)
         self.publish(new)
 
-    @rule(new=st.lists(deltas(), min_size=1, max_size=3))
+    @rule(new=st.lists(valid_deltas(), min_size=1, max_size=3))
     def publish(self, new):
         self.publisher.publish(*new)
         self.model.deltas.extend(new)

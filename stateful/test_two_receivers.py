@@ -125,7 +125,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
 
     # ------------------------------------------------------------ rules
 
-    @rule(first=RECEIVERS, n=runs.run_lengths(), delta=sts.deltas())
+    @rule(first=RECEIVERS, n=runs.run_lengths(), delta=sts.valid_deltas())
     def deliver(self, first, n, delta):
         other = "B" if first == "A" else "A"
         for _ in range(n):
@@ -135,7 +135,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
             self._expect(other, seq, delta)
         event(f"two receivers: a run of {'>= 200' if n >= 200 else '< 200'} delivered to both")
 
-    @rule(who=RECEIVERS, n=runs.run_lengths(), delta=sts.deltas())
+    @rule(who=RECEIVERS, n=runs.run_lengths(), delta=sts.valid_deltas())
     def apply(self, who, n, delta):
         for _ in range(n):
             seq = self.model.last + 1
@@ -189,7 +189,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         finally:
             thread.join()
 
-    @rule(first=RECEIVERS, delta=sts.deltas())
+    @rule(first=RECEIVERS, delta=sts.valid_deltas())
     def race_for_the_same_event(self, first, delta):
         """Another receiver asks for event last+1 while ``first`` is inside the transaction applying it.
 
@@ -249,7 +249,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
     # a gap and the run goes on from the same cursor whatever the interleaving:
     # the rules after this one stay deterministic for Hypothesis to replay.
     @rule(from_a=st.integers(-2, 0), n_a=AT_ONCE_LINES, from_b=st.integers(-2, 0), n_b=AT_ONCE_LINES,
-          delta=sts.deltas())
+          delta=sts.valid_deltas())
     async def sessions_at_once(self, from_a, n_a, from_b, n_b, delta):
         if self.pairs_at_once >= AT_ONCE_PER_RUN:
             return

@@ -30,7 +30,7 @@ TRACE = """\
 
 
 def run():
-    return crash.Run(0, "", "", crash.timeline(TRACE))
+    return crash.TracedRun(0, "", "", crash.timeline(TRACE))
 
 
 def test_the_trace_gives_every_point_in_order_with_its_phase_and_file():

@@ -1,7 +1,8 @@
 """The kit's imports flow one way (``resume.testing``'s docstring), with no cycle.
 
 The parts, lowest first: the contract (``spec``, ``model``), ``drivers/``,
-``strategies/``, ``plugin/``; and ``grading/``, which may use the contract and
+``strategies/``, ``plugin/``; the suite's make-up (``suite``: its files and
+profiles), which the plugin and the grader read; and ``grading/``, which may use the contract and
 the drivers (to load a file) but never Hypothesis, so that ``resume check``
 starts without it. A module may import its own part and the parts below it.
 Every ``import`` counts, a function's own included.
@@ -19,10 +20,11 @@ PACKAGE = spec.ROOT / "resume" / "testing"
 # part -> the parts it may import (its own included)
 MAY_IMPORT = {
     "contract": {"contract"},
+    "suite": {"contract", "suite"},
     "drivers": {"contract", "drivers"},
     "strategies": {"contract", "drivers", "strategies"},
-    "plugin": {"contract", "drivers", "strategies", "plugin"},
-    "grading": {"contract", "drivers", "grading"},
+    "plugin": {"contract", "suite", "drivers", "strategies", "plugin"},
+    "grading": {"contract", "suite", "drivers", "grading"},
 }
 
 
@@ -79,7 +81,8 @@ def test_no_import_cycle():
         visit(module)
 
 
-@pytest.mark.parametrize("module", ["resume.cli", "resume.testing.grading.check", "resume.testing.grading.verdict"])
+@pytest.mark.parametrize("module", ["resume.cli", "resume.testing.suite", "resume.testing.grading.check",
+                                    "resume.testing.grading.verdict"])
 def test_the_command_line_and_the_grader_start_without_hypothesis_or_pytest(module):
     code = (f"import sys, {module}; "
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'hypothesis', 'pytest', '_pytest'}))")

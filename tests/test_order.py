@@ -8,13 +8,13 @@ import re
 import subprocess
 import sys
 
-from resume.testing.grading import check
+from resume.testing import suite
 from resume.testing.plugin.first_look import SUFFIX
 
 
 def collected(*args):
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=check.ROOT, capture_output=True, text=True, timeout=120)
+                          cwd=suite.ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     return [line for line in done.stdout.splitlines() if "::" in line]
 
@@ -25,7 +25,7 @@ def test_a_plain_run_goes_looks_first_then_the_steps_other_tests_then_their_sear
     looks = len([name for name in names if name.endswith(SUFFIX)])
     assert looks and all(name.endswith(SUFFIX) for name in names[:looks]), "the first looks do not all come first"
     searches = {(test.split("::")[0], name.removesuffix(SUFFIX)) for test, name in zip(ids[:looks], names[:looks])}
-    order = {path.relative_to(check.ROOT).as_posix(): index for index, path in enumerate(check.suite_paths())}
+    order = {path.relative_to(suite.ROOT).as_posix(): index for index, path in enumerate(suite.suite_paths())}
 
     def group(test, name):
         if name.endswith(SUFFIX):

@@ -13,6 +13,8 @@
 * ``plugin/``: the pytest and Hypothesis side. ``pytest_plugin`` (the
   ``impl`` fixture, ``--impl``), ``first_look``, ``async_machine`` (async
   rules for state machines), ``example_database``.
+* ``suite``: the suite's make-up (its test files by step, its order, its
+  Hypothesis profiles), defined once for conftest.py and the grader.
 * ``grading/``: ``resume check``. ``check`` (the suite's parts, run and
   graded), ``runner`` and ``report_plugin`` (one pytest run, recorded),
   ``verdict`` (the report).

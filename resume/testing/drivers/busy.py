@@ -1,7 +1,7 @@
 """Bounded waits for the harness's own SQLite connections, and a lock left held as a finding.
 
 Every sqlite3 connection the harness opens on a store waits at most
-``BUSY_TIMEOUT`` (0.1 s) for a lock, not sqlite3's default 5 s: the test
+``LOCK_WAIT`` (0.1 s) for a lock, not sqlite3's default 5 s: the test
 reads a store only after the implementation's call returned, so a lock still
 held then is the implementation's (an open transaction, a connection never
 closed) and it is reported at once, by ``LockLeft``, instead of every shrink
@@ -13,7 +13,7 @@ says so.
 import contextlib
 import sqlite3
 
-BUSY_TIMEOUT = 0.1  # seconds; the implementation's own is 1 s (SPEC.md decision 3)
+LOCK_WAIT = 0.1  # seconds; the implementation's own is 1 s (SPEC.md decision 3)
 
 _BUSY_CODES = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
 
@@ -25,8 +25,8 @@ class LockLeft(AssertionError):
 def connect(path, *, readonly=False, **options):
     """A harness connection to the store at ``path`` with the bounded busy timeout."""
     if readonly:
-        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT, **options)
-    return sqlite3.connect(path, timeout=BUSY_TIMEOUT, **options)
+        return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=LOCK_WAIT, **options)
+    return sqlite3.connect(path, timeout=LOCK_WAIT, **options)
 
 
 @contextlib.contextmanager
@@ -38,7 +38,7 @@ def lock_is_a_finding(path):
         # sqlite_errorcode is Python 3.11+; the primary code is the low byte.
         if getattr(error, "sqlite_errorcode", 0) & 0xFF in _BUSY_CODES:
             raise LockLeft(
-                f"the store {path} is still locked {BUSY_TIMEOUT} s after the implementation's "
+                f"the store {path} is still locked {LOCK_WAIT} s after the implementation's "
                 f"call returned: a transaction left open, or a connection not closed"
             ) from error
         raise

@@ -116,7 +116,7 @@ class Call:
 
 
 @dataclasses.dataclass
-class Run:
+class TracedRun:
     """A receiver process run under strace."""
 
     returncode: int
@@ -210,7 +210,7 @@ async def run(impl_path, port, db_path, point=None, *, timeout=10.0):
         code, out, err = await receiver.run(impl_path, port, db_path, wrapper=[*argv, "--"], timeout=timeout)
         with open(trace, encoding="ascii", errors="replace") as lines:
             calls = timeline(lines.read())
-    return Run(code, out, err, calls)
+    return TracedRun(code, out, err, calls)
 
 
 def read_store(path):

@@ -488,7 +488,7 @@ async def _resume(impl, path, log, acked):
 SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-def verdict(impl, trace, cut, keep=None, scratch=SCRATCH):
+def judge_state(impl, trace, cut, keep=None, scratch=SCRATCH):
     """``(problems, held)`` of the state at ``cut`` with ``keep``: [] if it holds decision 18."""
     files = trace.rebuild(cut, keep)
     with tempfile.TemporaryDirectory(prefix="resume-power-state-", dir=scratch) as folder:
@@ -498,7 +498,7 @@ def verdict(impl, trace, cut, keep=None, scratch=SCRATCH):
 
 def judge(impl, trace, cut, keep=None, scratch=SCRATCH):
     """The Breach of the state at ``cut`` with ``keep``, or None if the state holds decision 18."""
-    problems, held = verdict(impl, trace, cut, keep, scratch)
+    problems, held = judge_state(impl, trace, cut, keep, scratch)
     return Breach(cut, dict(keep or {}), story(trace, cut, keep or {}, held, problems)) if problems else None
 
 
@@ -600,7 +600,7 @@ class Judge:
         seen = (key(self.trace.rebuild(cut, keep)), self.trace.bound(cut))
         if seen not in self.seen:
             self.judged += 1
-            self.seen[seen] = verdict(self.impl, self.trace, cut, keep)
+            self.seen[seen] = judge_state(self.impl, self.trace, cut, keep)
         problems, held = self.seen[seen]
         return Breach(cut, keep, story(self.trace, cut, keep, held, problems)) if problems else None
 

@@ -3,7 +3,7 @@
 The schema is SPEC.md's (``checkpoint`` and ``ledger``), so reading it
 directly is fair: it is how the tests check what another connection sees,
 independent of the implementation's ``state()``. Its connections wait at most
-``busy.BUSY_TIMEOUT`` for a lock; a lock still held is ``busy.LockLeft``.
+``busy.LOCK_WAIT`` for a lock; a lock still held is ``busy.LockLeft``.
 
 * ``read(path)``: a ``Snapshot`` through a connection of the test's own,
   opened READ-ONLY (an SQLite ``mode=ro`` URI) and closed at once. It never
@@ -114,7 +114,7 @@ def _uri(path, mode):
 def read(path):
     """A Snapshot of the store at ``path``, read through a read-only connection (never creates it)."""
     with busy.lock_is_a_finding(path), \
-            contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.BUSY_TIMEOUT)) as con:
+            contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.LOCK_WAIT)) as con:
         checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall()
         ledger = dict(con.execute("SELECT seq, delta FROM ledger ORDER BY seq"))
     state = tuple(checkpoints[0][1:]) if [row[0] for row in checkpoints] == [1] else None
@@ -166,7 +166,7 @@ def read_as_recovered(path):
         for found in files(path):
             shutil.copyfile(found, copy + os.path.basename(found)[len(name):])
         with busy.lock_is_a_finding(copy), contextlib.closing(
-                sqlite3.connect(_uri(copy, "rw"), uri=True, isolation_level=None, timeout=busy.BUSY_TIMEOUT)) as con:
+                sqlite3.connect(_uri(copy, "rw"), uri=True, isolation_level=None, timeout=busy.LOCK_WAIT)) as con:
             tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             checkpoints = con.execute("SELECT id, last, total FROM checkpoint ORDER BY id").fetchall() \
                 if "checkpoint" in tables else []
@@ -199,7 +199,7 @@ def prefill(path, last, total, ledger=None):
     applying two billion events, and make a ledger with rows missing.
     """
     with busy.lock_is_a_finding(path), contextlib.closing(
-            sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, timeout=busy.BUSY_TIMEOUT)) as con:
+            sqlite3.connect(_uri(path, "rw"), uri=True, isolation_level=None, timeout=busy.LOCK_WAIT)) as con:
         con.execute("BEGIN IMMEDIATE")
         con.execute("UPDATE checkpoint SET last = ?, total = ? WHERE id = 1", (last, total))
         con.executemany("INSERT INTO ledger(seq, delta) VALUES (?, ?)", sorted((ledger or {}).items()))

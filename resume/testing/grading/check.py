@@ -29,25 +29,10 @@ import threading
 
 from resume.testing.drivers import loader
 from resume.testing.grading import runner, verdict
-from resume.testing import spec
+from resume.testing import spec, suite
+from resume.testing.suite import PROFILES, step_paths
 
-# The checkout that holds conftest.py, properties/ and stateful/.
-ROOT = runner.ROOT
-
-# The Hypothesis profiles conftest.py registers for the suite.
-PROFILES = ("dev", "ci", "fuzz")
-
-STEP_NAMES = {
-    1: "parse_line",
-    2: "open_store, state",
-    3: "apply_event",
-    4: "replay",
-    5: "consume_line",
-    6: "consume_session",
-    7: "run_client",
-}
-PROTOCOL = "protocol (steps 2-7)"
-DEEPER = "deeper levels (crashes, long runs, two receivers)"
+ROOT = suite.ROOT
 
 # Hypothesis has printed the shrunk example under both names over its versions.
 _EXAMPLE_START = re.compile(r"(Failing test case|Falsifying (explicit )?example):")
@@ -72,39 +57,6 @@ class Outcome:
     @property
     def caught(self):
         return self.status == "failed"
-
-
-def step_paths(root=ROOT):
-    """``[(label, [paths])]`` in the suite's order: cheapest and highest-yield first.
-
-    Steps 1-7, then the protocol machine (steps 2-7 together), then the
-    deeper levels (crashes, long runs, foreign stores, two receivers), which
-    cost the most and catch least that the steps have not caught already.
-    The root conftest.py sorts a plain ``pytest`` run in this order too.
-    """
-    groups = []
-    for step, name in STEP_NAMES.items():
-        files = sorted((root / "properties").glob(f"test_step{step}_*.py"))
-        groups.append((f"step {step}  {name}", files))
-    stateful = root / "stateful"
-    machines = sorted(stateful.glob("test_*.py")) + sorted(stateful.glob("*_test.py"))
-    protocol = [path for path in machines if path.name == "test_protocol.py"]
-    groups.append((PROTOCOL, protocol))
-    deeper = [path for path in sorted((root / "properties").glob("test_*.py"))
-              if not re.match(r"test_step[1-7]_", path.name)]
-    deeper += [path for path in machines if path not in protocol]
-    if deeper:
-        groups.append((DEEPER, deeper))
-    return groups
-
-
-def suite_paths(root=ROOT, first_step=None):
-    """Every test file of the suite: ``first_step``'s first, the state machines (slowest) last."""
-    groups = step_paths(root)
-    if first_step is not None:
-        own = groups[first_step - 1]
-        groups = [own] + [g for g in groups if g is not own]
-    return [path for _, files in groups for path in files]
 
 
 def counterexample(report, invariants=None):

@@ -7,12 +7,12 @@ must happen; nothing is filtered out because it is awkward.
 draw them. (Frames and logs, whose classes are the grammar's and the log's,
 are in ``resume.testing.strategies.values``: ``lines()``, ``replay_args()``.)
 
-* ``ints(low, high)``: the domain of an int parameter in ``low..high``
+* ``any_ints(low, high)``: the domain of an int parameter in ``low..high``
   (seq, delta, last, limit): each end, inside, one past each end, far
   outside, int subclasses (an ``IntEnum``, a user's subclass: ints, decision
   14), ``bool``, floats (integral ones too), ``Decimal``, ``Fraction``, an
   object with ``__index__`` (not an int), numeric strings, None.
-  ``seqs()``, ``deltas()``, ``lasts()``, ``limits()``; ``AS_CLASS``.
+  ``any_seqs()``, ``any_deltas()``, ``any_lasts()``, ``any_limits()``; ``AS_CLASS``.
 * ``timeouts(kind)``, ``TIMEOUT_CLASSES``: short ints and floats, int and
   float subclasses, zero and negatives, NaN and infinities, an int past
   float range, ``bool``, ``Fraction``, ``Decimal``, strings, None;
@@ -112,25 +112,25 @@ def int_classes(low, high):
 
 
 @functools.cache  # one strategy object per range: Hypothesis validates each new one as it is first drawn
-def ints(low, high):
+def any_ints(low, high):
     """Any value a caller may pass where the contract asks for an int in ``low..high``."""
     return st.one_of(*int_classes(low, high).values())
 
 
-def seqs():
-    return ints(model.SEQ_MIN, model.SEQ_MAX)
+def any_seqs():
+    return any_ints(model.SEQ_MIN, model.SEQ_MAX)
 
 
-def deltas():
-    return ints(model.DELTA_MIN, model.DELTA_MAX)
+def any_deltas():
+    return any_ints(model.DELTA_MIN, model.DELTA_MAX)
 
 
-def lasts():
-    return ints(model.LAST_MIN, model.SEQ_MAX)
+def any_lasts():
+    return any_ints(model.LAST_MIN, model.SEQ_MAX)
 
 
-def limits():
-    return ints(model.LIMIT_MIN, model.LIMIT_MAX)
+def any_limits():
+    return any_ints(model.LIMIT_MIN, model.LIMIT_MAX)
 
 
 _SHORT = st.floats(min_value=0.05, max_value=2.0)  # valid, and short enough to wait for
@@ -371,7 +371,7 @@ _TOTALS = st.integers(-(10**6), 10**6) | st.sampled_from([model.TOTAL_MIN, model
 
 
 @st.composite
-def stores(draw):
+def store_states(draw):
     """A ``model.Store`` to start from: fresh, or a cursor at the top of the seq range or anywhere
     in it, with some rows missing below it and a total that is not their sum (a store another
     writer left), anywhere in its range: small, or up to the sum of every event's delta."""

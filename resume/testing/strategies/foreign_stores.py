@@ -83,7 +83,7 @@ def foreign_stores(draw, max_kept=MAX_KEPT, max_last=sts.SEQ_MAX, journal_modes=
     last = draw(st.sampled_from([-1, 0, max_last]) | st.integers(-1, 10**4) | st.integers(max_last - 10**4, max_last))
     n_kept = draw(st.integers(0, min(max_kept, last + 1)))
     # The kept deltas repeat a short drawn pattern: hundreds of rows, a few draws.
-    pattern = draw(st.lists(sts.deltas(), min_size=1, max_size=4))
+    pattern = draw(st.lists(sts.valid_deltas(), min_size=1, max_size=4))
     kept = tuple((seq, pattern[seq % len(pattern)]) for seq in range(last + 1 - n_kept, last + 1))
     if last == -1:
         total = 0

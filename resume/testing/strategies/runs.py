@@ -16,7 +16,7 @@ a window too), and deltas of +-1000 in long runs carry the total far from 0.
   (the same content again: a duplicate), ``("conflict", back, delta)``,
   ``("gap", ahead)``, ``("bad", index)`` (a malformed frame, one of
   ``BAD_FRAMES``);
-* ``lines(plan)``: the plan made concrete against the model's store (what
+* ``frames_of(plan)``: the plan made concrete against the model's store (what
   a receiver must do with each line is ``model.Store``'s to say: ``give``).
 
 ``record_sizes(events, lines)`` tags an example with ``event()`` so that
@@ -51,14 +51,14 @@ def backs():
 
 def _run():
     # Long runs take an extreme delta, so the total goes far from zero.
-    return st.tuples(st.just("run"), run_lengths(), sts.deltas())
+    return st.tuples(st.just("run"), run_lengths(), sts.valid_deltas())
 
 
 def _steps():
     return st.one_of(
         _run(),
         st.tuples(st.just("resend"), backs()),
-        st.tuples(st.just("conflict"), backs(), sts.deltas()),
+        st.tuples(st.just("conflict"), backs(), sts.valid_deltas()),
         st.tuples(st.just("gap"), st.integers(2, 10**6)),
         st.tuples(st.just("bad"), st.integers(0, len(BAD_FRAMES) - 1)),
     )
@@ -81,7 +81,7 @@ class Line:
     back: int = 0  # how far behind the cursor a resend went
 
 
-def lines(plan, start=None, seq_max=model.SEQ_MAX):
+def frames_of(plan, start=None, seq_max=model.SEQ_MAX):
     """The lines of ``plan``, in order, made concrete against a model store that moves along.
 
     ``start`` (a ``model.Store``, fresh if None) is where the receiver's store

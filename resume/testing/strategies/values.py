@@ -11,7 +11,7 @@ never from the implementation the suite checks.
 
 Contents:
 
-* valid values: ``seqs``, ``deltas``, ``events``, ``frame``, ``valid_frames``,
+* valid values: ``valid_seqs``, ``valid_deltas``, ``valid_events``, ``frame``, ``valid_frames``,
   ``bytes_subclass_frames``;
 * malformed frames, one strategy per kind (``FRAME_MALFORMATIONS`` maps a
   label to each) and ``non_bytes_frames``; ``lines(kind)`` draws any class
@@ -23,7 +23,7 @@ Contents:
 * frame-shaped bytes for differential checks: ``mutated_frames``,
   ``frame_like_bytes``;
 * event logs for ``replay``: ``windows``, ``cursor_for`` /
-  ``window_and_cursor`` (``RELATIONS``), ``limits``, ``as_passed`` (a log as
+  ``window_and_cursor`` (``RELATIONS``), ``valid_limits``, ``as_passed`` (a log as
   a caller passes it), ``valid_log_args``; malformed ones, one strategy per
   kind in ``LOG_MALFORMATIONS``, drawn by ``malformed_logs``; every range at
   its ends (``replay_at_ends``) and one past (``replay_just_outside``);
@@ -51,14 +51,14 @@ from resume.testing.model import (  # noqa: F401 - re-exported: the bounds, stat
 
 
 @functools.cache  # built once: Hypothesis validates each new strategy object as it is drawn
-def seqs(min_value=SEQ_MIN, max_value=SEQ_MAX):
+def valid_seqs(min_value=SEQ_MIN, max_value=SEQ_MAX):
     """Valid seqs, biased to the boundaries 0, 1 and the top of the range."""
     edges = [v for v in (0, 1, SEQ_MAX - 1, SEQ_MAX) if min_value <= v <= max_value]
     return st.integers(min_value, max_value) | st.sampled_from(edges) if edges else st.integers(min_value, max_value)
 
 
 @functools.cache
-def deltas():
+def valid_deltas():
     """Valid deltas, biased to 0, +-1 and +-1000."""
     return st.integers(DELTA_MIN, DELTA_MAX) | st.sampled_from([0, 1, -1, DELTA_MAX, DELTA_MIN])
 
@@ -66,15 +66,15 @@ def deltas():
 
 
 @functools.cache
-def events():
+def valid_events():
     """Valid ``(seq, delta)`` pairs."""
-    return st.tuples(seqs(), deltas())
+    return st.tuples(valid_seqs(), valid_deltas())
 
 
 @functools.cache
 def valid_frames():
     """Valid frames over the full ranges, biased to the boundaries."""
-    return events().map(lambda pair: frame(*pair))
+    return valid_events().map(lambda pair: frame(*pair))
 
 
 class FrameBytes(bytes):
@@ -97,7 +97,7 @@ _SEQ, _DELTA = 1, 2  # indexes of the numbers in the fields
 
 @st.composite
 def _fields(draw):
-    seq, delta = draw(events())
+    seq, delta = draw(valid_events())
     return [b"EVENT", b"%d" % seq, b"%d" % delta]
 
 
@@ -364,7 +364,7 @@ def over_length_frames(draw):
     stripping zeros or blanks, split() on any whitespace), which is where a
     missing length check becomes observable.
     """
-    seq, delta = draw(events())
+    seq, delta = draw(valid_events())
     size = draw(st.integers(FRAME_MAX + 1, 4 * FRAME_MAX))  # the LF included
     kind = draw(st.sampled_from(["zeros before seq", "blanks before lf", "zeros before delta"]))
     body = len(frame(seq, delta))
@@ -423,7 +423,7 @@ def malformed_field(draw, field, malformation):
     """``(place, line)``: ``frame(seq, delta)`` with ``field`` changed by ``malformation``
     (``model.malformed_frame``), the event, the place in the field and the text each drawn whole;
     ``place`` says where the text went: "before", "inside" or "after" the field (or "whole")."""
-    seq, delta = draw(events())
+    seq, delta = draw(valid_events())
     texts = model.FIELD_MALFORMATIONS[malformation]
     size = len(model.frame_fields(seq, delta)[model.FRAME_FIELDS.index(field)])
     at = draw(st.sampled_from([0, size]) | st.integers(0, size))  # its ends often; shrinks to before it
@@ -465,7 +465,7 @@ def non_bytes_frames(draw, kind=None):
         "str": lambda: good.decode("ascii"),
         "bytearray": lambda: bytearray(good),
         "memoryview": lambda: memoryview(good),
-        "int": lambda: draw(seqs()),
+        "int": lambda: draw(valid_seqs()),
         "None": lambda: None,
         "list": lambda: list(good),
         "bool": lambda: True,
@@ -584,12 +584,12 @@ def window_and_cursor(draw, relation=None):
 
 
 @functools.cache
-def limits():
+def valid_limits():
     """Valid limits, 1..16."""
     return st.integers(LIMIT_MIN, LIMIT_MAX)
 
 
-LIMITS_VALID = limits()
+LIMITS_VALID = valid_limits()
 
 
 class LogList(list):
@@ -620,7 +620,7 @@ def as_passed(draw, window):
     return draw(_CONTAINERS)(ITEM_KINDS[kinds[i % len(kinds)]](item) for i, item in enumerate(window))
 
 
-LASTS, LIMITS = arguments.lasts(), arguments.limits()  # built once: a strategy built at each draw costs more than it draws
+LASTS, LIMITS = arguments.any_lasts(), arguments.any_limits()  # built once: a strategy built at each draw costs more than it draws
 
 
 def _mostly(draw, usual, whole):
@@ -704,8 +704,8 @@ def _seq_out_of_range(draw):
     # Consecutive, but running off an end of the seq range: -1 before 0, or
     # one past the top seq, after the top seq.
     if draw(st.booleans()):
-        return [(-1, draw(deltas()))] + draw(windows(max_size=16, max_final=SEQ_MIN + 15).map(_from_zero))
-    return draw(windows(max_size=16, min_first=SEQ_MAX - 15).map(_to_top)) + [(SEQ_MAX + 1, draw(deltas()))]
+        return [(-1, draw(valid_deltas()))] + draw(windows(max_size=16, max_final=SEQ_MIN + 15).map(_from_zero))
+    return draw(windows(max_size=16, min_first=SEQ_MAX - 15).map(_to_top)) + [(SEQ_MAX + 1, draw(valid_deltas()))]
 
 
 @st.composite

@@ -1,0 +1,65 @@
+"""The suite's make-up, defined once: its Hypothesis profiles, its test files by step, its order.
+
+conftest.py orders a plain ``pytest`` run by it and checks ``HYPOTHESIS_PROFILE``
+against it; ``resume check`` (``grading.check``) runs and reports the suite
+part by part in the same order; the meta-tests run a known bug's own step
+first. Test files map to the contract's steps by name:
+``properties/test_step<N>_*.py`` is step N; ``stateful/test_protocol.py`` is
+the protocol as a whole (steps 2-7); the other files are the deeper levels.
+Imports nothing but ``spec`` (no pytest, no Hypothesis).
+"""
+
+import re
+
+from resume.testing import spec
+
+# The checkout that holds conftest.py, properties/ and stateful/.
+ROOT = spec.ROOT
+
+# The Hypothesis profiles conftest.py registers for the suite.
+PROFILES = ("dev", "ci", "fuzz")
+
+STEP_NAMES = {
+    1: "parse_line",
+    2: "open_store, state",
+    3: "apply_event",
+    4: "replay",
+    5: "consume_line",
+    6: "consume_session",
+    7: "run_client",
+}
+PROTOCOL = "protocol (steps 2-7)"
+DEEPER = "deeper levels (crashes, long runs, two receivers)"
+
+
+def step_paths(root=ROOT):
+    """``[(label, [paths])]`` in the suite's order: cheapest and highest-yield first.
+
+    Steps 1-7, then the protocol machine (steps 2-7 together), then the
+    deeper levels (crashes, long runs, foreign stores, two receivers), which
+    cost the most and catch least that the steps have not caught already.
+    The root conftest.py sorts a plain ``pytest`` run in this order too.
+    """
+    groups = []
+    for step, name in STEP_NAMES.items():
+        files = sorted((root / "properties").glob(f"test_step{step}_*.py"))
+        groups.append((f"step {step}  {name}", files))
+    stateful = root / "stateful"
+    machines = sorted(stateful.glob("test_*.py")) + sorted(stateful.glob("*_test.py"))
+    protocol = [path for path in machines if path.name == "test_protocol.py"]
+    groups.append((PROTOCOL, protocol))
+    deeper = [path for path in sorted((root / "properties").glob("test_*.py"))
+              if not re.match(r"test_step[1-7]_", path.name)]
+    deeper += [path for path in machines if path not in protocol]
+    if deeper:
+        groups.append((DEEPER, deeper))
+    return groups
+
+
+def suite_paths(root=ROOT, first_step=None):
+    """Every test file of the suite: ``first_step``'s first, the state machines (slowest) last."""
+    groups = step_paths(root)
+    if first_step is not None:
+        own = groups[first_step - 1]
+        groups = [own] + [g for g in groups if g is not own]
+    return [path for _, files in groups for path in files]
