@@ -14,12 +14,12 @@ Sections (``--only`` takes a comma-separated list of these names):
   stateful`` in the suite's own order (cheapest first, conftest.py), random
   seeds, a fresh example database, two runs at a time (``quality.meta``);
   the median and the 90th percentile. ``--first-failure`` runs this alone.
-* ``yield``      - what each test is worth: the lab's suite, NOT stopping at
-  the first failure, against every known bug (the meta-test's seed, no
-  shrinking: ``yield_plugin.py``) and against the reference (each test's
-  seconds under ``dev``): per test function, its seconds, how many known
-  bugs it catches and which ones no other test catches. ``--yield`` runs
-  this alone. Long: one whole suite run per bug.
+* ``yield``      - what each test is worth: per test function, its seconds
+  under ``dev`` on the reference, how many known bugs it catches and which
+  ones no other test catches, read from the catch matrix
+  (``docs/catch-matrix.jsonl``: ``python -m jobs.matrix --json`` runs the
+  whole suite on every known bug first, under an hour). ``--yield`` prints
+  this alone.
 * ``strategies`` - the targeted frame strategies of resume/testing/strategies/values.py
   against a plain ``st.binary(max_size=70)`` on the parse-step (step 1)
   known bugs: examples and seconds until the bug is caught, medians over
@@ -35,7 +35,6 @@ loaded machine makes every time longer, and ratios are the sturdier figures.
 """
 
 import argparse
-import concurrent.futures
 import contextlib
 import datetime
 import json
@@ -56,7 +55,6 @@ sys.path.insert(0, str(PROJECT_ROOT))  # quality/, properties/, resume/
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from resume.testing.plugin import first_look  # noqa: E402
 from resume.testing.drivers import loader
 from resume.testing import model
 from resume.testing.grading import runner
@@ -188,47 +186,19 @@ def catch_section(only_bugs=None):
     return rows, None
 
 
+MATRIX = PROJECT_ROOT / "docs" / "catch-matrix.jsonl"
+
+
 def yield_section(only_bugs=None):
-    """Per test function: dev seconds on the reference, known bugs caught, bugs only it catches."""
-    from quality import bugs as known
-    from quality import meta
-    selected = [bug for bug in known.BUGS if not only_bugs or bug.id in only_bugs]
-    print(f"[bench] yield: the whole suite against the reference and {len(selected)} known bugs, "
-          f"{meta.jobs()} at a time...", file=sys.stderr, flush=True)
-
-    def whole(impl):
-        args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider", *meta.LAB,
-                "-p", "jobs.yield_plugin", f"--hypothesis-seed={meta.SEED}", *SUITE]
-        return runner.run(args, root=PROJECT_ROOT, profile="dev", timeout=SUITE_TIMEOUT)
-
-    def function(nodeid):  # a property and its first look are one test function here
-        return nodeid.split("[", 1)[0].removesuffix(first_look.SUFFIX)
-
-    with tempfile.TemporaryDirectory(prefix="bench-yield-") as folder:
-        files = meta.write_bugs(folder, selected)
-        with concurrent.futures.ThreadPoolExecutor(meta.jobs()) as pool:
-            reference = pool.submit(whole, meta.REFERENCE)
-            runs = dict(zip([bug.id for bug in selected], pool.map(whole, [files[bug.id] for bug in selected])))
-    seconds, catches = {}, {}
-    for test in reference.result().tests:
-        seconds[function(test.nodeid)] = seconds.get(function(test.nodeid), 0.0) + (test.duration or 0.0)
-    for bug_id, done in runs.items():
-        for test in done.failures:
-            catches.setdefault(function(test.nodeid), set()).add(bug_id)
-    caught_by = {}
-    for test, bugs_caught in catches.items():
-        for bug_id in bugs_caught:
-            caught_by.setdefault(bug_id, set()).add(test)
-    rows = []
-    for test in sorted(set(seconds) | set(catches), key=lambda t: (-len(catches.get(t, ())), t)):
-        only = sorted(bug_id for bug_id in catches.get(test, ()) if caught_by[bug_id] == {test})
-        rows.append((test, f"{seconds.get(test, 0.0):.2f}", str(len(catches.get(test, ()))), ", ".join(only) or "-"))
-    missed = sorted(bug.id for bug in selected if bug.id not in caught_by)
-    # The raw catches, so that other questions can be asked of them without a rerun.
-    (PROJECT_ROOT / "docs" / "yield-results.json").write_text(json.dumps(
-        {"seconds": seconds, "caught_by": {bug_id: sorted(tests) for bug_id, tests in sorted(caught_by.items())}},
-        indent=1) + "\n")
-    return rows, missed
+    """Per test function: dev seconds on the reference, known bugs caught, bugs only it catches: read
+    from the catch matrix (``python -m jobs.matrix --json docs/catch-matrix.jsonl`` runs it)."""
+    from jobs import matrix
+    reference, caught = matrix.read(MATRIX)
+    if only_bugs:
+        caught = {bug: tests for bug, tests in caught.items() if bug in only_bugs}
+    rows = [(test, f"{seconds:.2f}", str(len(bugs)), ", ".join(sorted(only)) or "-")
+            for test, seconds, bugs, only in matrix.worth(reference, caught)]
+    return rows, sorted(bug for bug, tests in caught.items() if not tests)
 
 
 # ---------------------------------------------------------------- strategies vs binary
@@ -473,7 +443,7 @@ def report(figures, only):
                 "The lab's suite (`-m \"not power_loss\"`), not stopping at the first failure, against each known bug (`--hypothesis-seed=0`,",
                 "the meta-test's; no shrinking) and against the reference, whose run gives each test's seconds.",
                 "Per test function (its parameters together): the known bugs it catches, and those that no other",
-                "test catches: what would be lost without it. The raw catches: `docs/yield-results.json`.", "",
+                "test catches: what would be lost without it. Read from the catch matrix, `docs/catch-matrix.jsonl` (`python -m jobs.matrix`).", "",
                 table(["test", "s (reference, dev)", "bugs caught", "caught by this test alone"], rows), "",
                 f"Known bugs no test caught in this run: {', '.join(missed) or 'none'}."]
     if "catch" in figures:

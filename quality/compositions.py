@@ -25,7 +25,8 @@ import dataclasses
 import tempfile
 
 from quality import bugs as known
-from quality import matrix, meta
+from quality import meta
+from resume.testing import suite
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +107,7 @@ def table():
 def failing(path, seed):
     """The tests (``file::function``) that fail on the implementation at ``path`` under ``seed``."""
     run = meta.run_whole(path, seed=seed, timeout=240)
-    return sorted({matrix.test_of(test.nodeid) for test in run.failures})
+    return sorted({suite.test_function(test.nodeid) for test in run.failures})
 
 
 def prove(rows=ROWS, seeds=SEEDS):

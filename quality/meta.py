@@ -131,17 +131,17 @@ def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed
     return rest
 
 
-def run_whole(impl, *, timeout=TIMEOUT, paths=None, seed=SEED):
+def run_whole(impl, *, timeout=TIMEOUT, paths=None, seed=SEED, args=()):
     """The whole suite (or ``paths``) against ``impl``, NOT stopping at the first failure.
 
     For an implementation that must pass (quality/variants/): every failing
     test is wanted, not the first. The same run as ``run_one`` otherwise (the
     project's runner, a fresh example database, the dev profile, ``seed``).
-    Returns the ``runner.Run``: ``failures`` lists every failing test.
+    Returns the ``runner.Run``: ``failures`` lists every failing test. ``args``: more pytest options.
     """
     if paths is None:
         paths = suite.suite_paths()
-    args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider", *LAB]
+    args = [f"--impl={pathlib.Path(impl).resolve()}", "-q", "-p", "no:cacheprovider", *LAB, *args]
     if seed != "random":
         args.append(f"--hypothesis-seed={seed}")
     return runner.run([*args, *map(str, paths)], profile="dev", timeout=timeout)

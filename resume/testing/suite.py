@@ -16,6 +16,10 @@ from resume.testing import spec
 # The checkout that holds conftest.py, properties/ and stateful/.
 ROOT = spec.ROOT
 
+# A property's first look is a test of its own, named after it with this suffix
+# (``plugin.first_look``); the two are one test function wherever tests are counted.
+FIRST_LOOK_SUFFIX = "_first_look"
+
 # The Hypothesis profiles conftest.py registers for the suite.
 PROFILES = ("dev", "ci", "fuzz")
 
@@ -63,3 +67,9 @@ def suite_paths(root=ROOT, first_step=None):
         own = groups[first_step - 1]
         groups = [own] + [g for g in groups if g is not own]
     return [path for _, files in groups for path in files]
+
+
+def test_function(nodeid):
+    """``file::function`` of a pytest node id: its parameters dropped, a first look counted with
+    its property. The one normaliser of every tool that counts which tests catch what."""
+    return re.sub(r"\[.*\]$", "", nodeid).removesuffix(FIRST_LOOK_SUFFIX)

@@ -19,8 +19,10 @@ they are the same few examples, once more).
 
 from hypothesis import Phase, given, settings
 
+from resume.testing import suite
+
 LOOK = 3  # generated examples a first look runs, beside the property's explicit examples
-SUFFIX = "_first_look"
+SUFFIX = suite.FIRST_LOOK_SUFFIX
 
 
 def searching(max_examples=None):
