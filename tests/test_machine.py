@@ -61,3 +61,29 @@ class Leaky(AsyncRuleBasedStateMachine):
 def test_a_task_left_running_fails_the_run():
     with pytest.raises(TasksLeftRunning, match="sleep"):
         run_state_machine_as_test(Leaky, settings=settings(QUICK, max_examples=1))
+
+
+def test_the_hypothesis_internals_the_async_machine_leans_on_are_still_there():
+    """``plugin/async_machine.py`` is the one module that uses Hypothesis's internals: the marker
+    attributes its decorators hang on a method, and their records (dataclasses with a ``function``
+    field), which it replaces for async methods (Hypothesis has no async rules: its issue #4107).
+    If a Hypothesis release changes them, this fails here, by name, before any machine misbehaves."""
+    import dataclasses
+
+    from hypothesis import stateful
+
+    for marker in ("RULE_MARKER", "INITIALIZE_RULE_MARKER", "INVARIANT_MARKER"):
+        assert isinstance(getattr(stateful, marker, None), str), f"hypothesis.stateful.{marker} is gone"
+
+    class Machine(stateful.RuleBasedStateMachine):
+        @stateful.rule()
+        def step(self):
+            pass
+
+        @stateful.invariant()
+        def holds(self):
+            pass
+
+    for method, marker in ((Machine.step, stateful.RULE_MARKER), (Machine.holds, stateful.INVARIANT_MARKER)):
+        record = getattr(method, marker)
+        assert dataclasses.is_dataclass(record) and "function" in {f.name for f in dataclasses.fields(record)}
