@@ -194,19 +194,19 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
         con = got.value
         try:
             model.expect(model.outcome_of(impl, impl.state, con), predicted, what)
-            applied = model.outcome_of(impl, impl.apply_event, con, 0, delta)
+            applied = model.outcome_of(impl, store_files.commit_event, con, 0, delta)
             if isinstance(applied, model.Raised):  # the store it opened cannot be written: not the one at the path
-                model.differs(f"{what}; apply_event(con, 0, {delta})", "returns True", model.plain(applied),
-                              model.OBSERVED["path as given"])
+                model.differs(f"{what}; event (0, {delta}) committed through con", "the event committed",
+                              model.plain(applied), model.OBSERVED["path as given"])
         finally:
             con.close()
         expected = model.Store(ledger=kept, because=model.OBSERVED["path as given"])  # the rows it found are kept
         if model.path_kind(path) == model.PATH_FILE:
             expected.apply_event(0, delta)
             expected.because = model.OBSERVED["path as given"]  # the store is the file at that very path
-            store_files.expect(os.fsdecode(path), expected, f"{what}; apply_event(con, 0, {delta}): the file at the path itself")
+            store_files.expect(os.fsdecode(path), expected, f"{what}; event (0, {delta}) committed through con: the file at the path itself")
         again = model.outcome_of(impl, impl.open_store, path)
-        what += f"; apply_event(con, 0, {delta}); then open_store({path!r}) again, and state(con)"
+        what += f"; event (0, {delta}) committed through con; then open_store({path!r}) again, and state(con)"
         if isinstance(again, model.Returned):
             with contextlib.closing(again.value) as con:
                 again = model.outcome_of(impl, impl.state, con)
@@ -239,7 +239,7 @@ def test_state_reads_one_snapshot_while_another_connection_commits(impl, last, t
 
             def on_statement(sql):
                 if len(acted) < 1 and on_statement.seen == at:
-                    acted.append(model.outcome_of(impl, impl.apply_event, other, last + 1, delta))
+                    acted.append(model.outcome_of(impl, store_files.commit_event, other, last + 1, delta))
                 on_statement.seen += 1
 
             on_statement.seen = 0
@@ -254,5 +254,5 @@ def test_state_reads_one_snapshot_while_another_connection_commits(impl, last, t
             snapshots.append(model.Returned(world.state()))
             if got not in snapshots:
                 model.differs(f"state(con) on a store at last={last}, total={total}, while another connection "
-                              f"commits apply_event(other, {last + 1}, {delta}) as its statement #{at} starts",
+                              f"commits event ({last + 1}, {delta}) as its statement #{at} starts",
                               f"{snapshots[0]} or {snapshots[1]}", model.plain(got), model.OBSERVED["state read"])

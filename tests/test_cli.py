@@ -157,7 +157,6 @@ def bad_inputs(f, refused, silent):
         (["check", f / "client.txt"], ["client.txt", ".py"]),
         (["check", f / "syntax.py"], ["syntax.py", "line 1", "SyntaxError"]),
         (["check", f / "empty.py"], ["empty.py", "empty"]),
-        (["check", f / "half.py"], ["half.py", "open_store"]),
         (["check", f / "exits.py"], ["exits.py", "sys.exit"]),
         (["check", f / "raises.py"], ["raises.py", "RuntimeError", "boom at import"]),
         (["check", f / "hangs.py"], ["hangs.py", "still being imported"]),

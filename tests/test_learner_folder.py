@@ -97,3 +97,40 @@ def test_pytest_impl_run_from_the_learner_folder_leaves_it_as_found(learner_file
     done = as_a_learner_runs("pytest", *form.split(" "), step1, "-q", cwd=learner_file.parent)
     assert done.returncode == exit_code(learner_file), done.stdout + done.stderr
     assert listing(learner_file.parent) == before
+
+
+def steps_one_and_two(folder):
+    """A learner's file with steps 1 and 2 written (resume/client.py up to step 3), in ``folder``."""
+    source = loader.DEFAULT_PATH.read_text()
+    path = folder / "client.py"
+    path.write_text(source[:source.index("# ---------------------------------------------------------------- step 3")])
+    return path
+
+
+def test_a_half_written_file_checks_step_by_step(tmp_path):
+    """Steps 1 and 2 written: they are checked and pass, every other part is "not written yet"
+    (named, not run), and the check exits 1; ``--step 1`` runs step 1 alone and exits 0."""
+    path = steps_one_and_two(tmp_path)
+    done = as_a_learner_runs("resume", "check", str(path))
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert [" ok " in line for line in lines if line.startswith(("step 1 ", "step 2 "))] == [True, True]
+    for step in range(3, 8):
+        assert any(line.startswith(f"step {step} ") and "not written yet: define" in line for line in lines), step
+    assert "2 of 7 steps written" in done.stdout
+    one = as_a_learner_runs("resume", "check", str(path), "--step", "1")
+    assert one.returncode == 0 and "step 2" not in one.stdout, one.stdout + one.stderr
+
+
+def test_a_file_that_writes_when_imported_leaves_the_checkout_and_its_folder_as_found(tmp_path):
+    """A stray ``open_store("store.db")`` at the file's top level runs in a scratch folder of its
+    own: no ``store.db`` appears beside the file, in the checkout, or where the check was started."""
+    folder = tmp_path / "my lab"
+    folder.mkdir()
+    path = steps_one_and_two(folder)
+    path.write_text(path.read_text() + '\nopen_store("store.db").close()  # trying it out\n')
+    before, checkout = listing(folder), sorted(p.name for p in runner.ROOT.iterdir())
+    done = as_a_learner_runs("resume", "check", str(path), "--step", "1", cwd=folder)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert listing(folder) == before
+    assert sorted(p.name for p in runner.ROOT.iterdir()) == checkout

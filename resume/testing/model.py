@@ -72,6 +72,19 @@ INITIAL_STATE = (LAST_MIN, 0)  # step 2: the checkpoint row (1, -1, 0)
 PUBLIC_NAMES = {1: ("parse_line",), 2: ("open_store", "state"), 3: ("Gap", "Conflict", "apply_event"),
                 4: ("ResyncRequired", "replay"), 5: ("consume_line",), 6: ("consume_session",), 7: ("run_client",)}
 
+# What each step builds on: the steps whose calls it makes or whose store it uses (step 3 and
+# step 2's store; step 5: "Call `parse_line` and `apply_event`"; step 6: "committed with
+# `consume_line`"; step 7: "open_store(path)", "hand over to `consume_session`"). A step can be
+# checked once its own public names and those of the steps it builds on are written.
+BUILDS_ON = {1: (), 2: (), 3: (2,), 4: (), 5: (1, 2, 3), 6: (1, 2, 3, 5), 7: (1, 2, 3, 5, 6)}
+
+
+def names_for(step):
+    """The public names a check of ``step`` (1-7; None: the protocol as a whole) needs written."""
+    steps = PUBLIC_NAMES if step is None else (*BUILDS_ON[step], step)
+    return tuple(name for number in sorted(steps) for name in PUBLIC_NAMES[number])
+
+
 # The contract's exception names that a caller can catch (steps 3 and 4), and the clause
 # that declares each.
 EXCEPTION_CLAUSES = {"Gap": "S3.exceptions", "Conflict": "S3.exceptions", "ResyncRequired": "S4.exception"}

@@ -9,6 +9,7 @@ the protocol as a whole (steps 2-7); the other files are the deeper levels.
 Imports nothing but ``spec`` (no pytest, no Hypothesis).
 """
 
+import pathlib
 import re
 
 from resume.testing import spec
@@ -73,3 +74,9 @@ def test_function(nodeid):
     """``file::function`` of a pytest node id: its parameters dropped, a first look counted with
     its property. The one normaliser of every tool that counts which tests catch what."""
     return re.sub(r"\[.*\]$", "", nodeid).removesuffix(FIRST_LOOK_SUFFIX)
+
+
+def step_of(path):
+    """The step (1-7) whose tests the file at ``path`` holds, or None (the protocol, the deeper levels)."""
+    found = re.match(r"test_step([1-7])_", pathlib.PurePath(path).name)
+    return int(found[1]) if found else None

@@ -192,6 +192,20 @@ def opened(impl, path):
         con.close()
 
 
+def commit_event(con, seq, delta):
+    """Commit event ``(seq, delta)`` through ``con`` (a connection ``open_store`` returned) with
+    SPEC.md's schema and the harness's own SQL: step 2's tests write through the connection it
+    returned without step 3's ``apply_event`` (a file half written is checked step by step)."""
+    con.execute("BEGIN IMMEDIATE")
+    try:
+        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+        con.execute("UPDATE checkpoint SET last = ?, total = total + ? WHERE id = 1", (seq, delta))
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
 def prefill(path, last, total, ledger=None):
     """Set the checkpoint to ``(last, total)`` and add ``ledger`` rows, in a store open_store created.
 

@@ -29,7 +29,7 @@ import threading
 
 from resume.testing.drivers import loader
 from resume.testing.grading import runner, verdict
-from resume.testing import spec, suite
+from resume.testing import model, spec, suite
 from resume.testing.suite import PROFILES, step_paths
 
 ROOT = suite.ROOT
@@ -309,7 +309,7 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     entry = {"file": str(impl), "status": "unusable", "error": None, "steps": [], "summary": None,
              "beyond_the_lab": None}
     try:
-        loader.load(impl)
+        module = loader.load(impl, required=())  # a file half written is checked step by step
     except loader.ImplError as error:
         print(f"resume check: {error}", file=err)
         entry["error"] = str(error)
@@ -323,16 +323,21 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     invariants = invariant_names(root)
     groups = [(label, files) for label, files in step_paths(root)
               if steps is None or _key(label) in steps]
+    # The parts whose public names are not all written yet are not run: ``{part: the names}``.
+    unwritten = {_key(label): lacking for label, _ in groups
+                 if (lacking := loader.missing(module, model.names_for(int(_key(label)) if _key(label).isdigit()
+                                                                       else None)))}
     verdicts = []
     seed_args = (f"--hypothesis-seed={seed}",)
     power = root / POWER_FILE
-    with_power = power.is_file() and (steps is None or "power" in steps)
+    with_power = power.is_file() and (steps is None or "power" in steps) and not loader.missing(module)
     # The parts run side by side, one per core (each is a pytest process of
     # its own), and are reported in order as each one and those before it end.
     with concurrent.futures.ThreadPoolExecutor(jobs()) as pool:
         lab = [pool.submit(run or run_suite, impl, files, root=root, profile=profile, storage=storage,
-                           args=("-m", f"not {POWER_MARK}", *seed_args)) if files else None
-               for _, files in groups]
+                           args=("-m", f"not {POWER_MARK}", *seed_args))
+               if files and _key(label) not in unwritten else None
+               for label, files in groups]
         beyond = (pool.submit(run or run_suite, impl, [power], root=root, profile=profile, storage=storage,
                               args=("-m", POWER_MARK, *seed_args)) if with_power else None)
         try:
@@ -340,7 +345,9 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
                 part = _key(label)
                 say(verdict.leader(label), end="")
                 result = future.result() if future else None
-                if result is None or result.status == "no tests":  # no file, or only the power level's tests
+                if part in unwritten:
+                    found = verdict.Verdict(part, label, "not written yet", detail=", ".join(unwritten[part]))
+                elif result is None or result.status == "no tests":  # no file, or only the power level's tests
                     found = verdict.Verdict(part, label, "no tests")
                 else:
                     found = verdict.from_outcome(part, label, result, impl, seed, profile, invariants)
@@ -380,15 +387,27 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
 
 def _summary(verdicts):
     """The closing line (``4 of 7 steps pass; ...``) and the exit code of the lab's parts."""
-    numbered = [v for v in verdicts if v.part.isdigit() and v.status != "no tests"]
+    unwritten = [v for v in verdicts if v.part.isdigit() and v.status == "not written yet"]
+    numbered = [v for v in verdicts if v.part.isdigit() and v.status not in ("no tests", "not written yet")]
     passed = [v for v in numbered if v.status == "ok"]
-    failed = [v for v in verdicts if v.status == "FAIL"]
+    failed = [v for v in verdicts if v.status in ("FAIL", "not written yet")]
     broken = [v for v in verdicts if v.status in ("broken", "timeout")]
     words = []
+    asked = len([v for v in verdicts if v.part.isdigit()])
+    if unwritten and asked == 1:
+        words.append(f"step {unwritten[0].part} is not written yet")
+    elif unwritten:
+        words.append(f"{asked - len(unwritten)} of {asked} steps written "
+                     f"(not yet: step{'s' if len(unwritten) > 1 else ''} {_and([v.part for v in unwritten])})")
     if len(numbered) == 1:
         state = {"ok": "passes", "FAIL": "fails", "no tests": "has no tests"}.get(numbered[0].status,
                                                                                  "could not run")
         words.append(f"step {numbered[0].part} {state}")
+    elif numbered and unwritten:
+        words.append(f"{len(passed)} of the {len(numbered)} written pass" + (
+            f" (step{'s' if len(numbered) - len(passed) > 1 else ''} "
+            f"{_and([v.part for v in numbered if v.status == 'FAIL'])} "
+            f"fail{'' if len(numbered) - len(passed) > 1 else 's'})" if len(passed) < len(numbered) else ""))
     elif numbered:
         text = f"{len(passed)} of {len(numbered)} steps pass"
         failing = [v.part for v in numbered if v.status == "FAIL"]

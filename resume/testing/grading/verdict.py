@@ -154,7 +154,7 @@ class Verdict:
 
     part: str  # "1".."7", "protocol", "deeper", "power"
     label: str  # "step 3  apply_event"
-    status: str  # "ok", "FAIL", "broken", "timeout", "no tests"
+    status: str  # "ok", "FAIL", "broken", "timeout", "no tests", "not written yet" (detail: the names)
     seconds: float = 0.0
     tests: int = 0
     clause: str | None = None  # "S3.gap"
@@ -228,6 +228,8 @@ def headline(verdict, label=True):
         return f"{text}ok    ({tests}, {verdict.seconds:.1f} s)"
     if verdict.status == "no tests":
         return f"{text}no tests yet"
+    if verdict.status == "not written yet":
+        return f"{text}not written yet: define {verdict.detail}"
     if verdict.status == "FAIL":
         return f"{text}FAIL  ({verdict.seconds:.1f} s)"
     return f"{text}{verdict.status.upper()}  (pytest could not run this part)"
@@ -263,7 +265,7 @@ def render(verdict, label=True):
         lines.append(f"{PAD}test:     {verdict.test}")
         lines.append(f"{PAD}again:    {verdict.rerun}")
         lines.append("")
-    elif verdict.status not in ("ok", "no tests"):
+    elif verdict.status not in ("ok", "no tests", "not written yet"):
         lines += [f"{PAD}{line}" for line in (verdict.detail or "").splitlines()]
         lines.append("")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ import pathlib
 
 import pytest
 
-from resume.testing import spec
+from resume.testing import model, spec, suite
 from resume.testing.drivers import loader
 
 # The checkout that holds the suite: where the suite keeps its own files.
@@ -75,6 +75,20 @@ def pytest_configure(config):
 def impl():
     """The implementation under test: the module loaded from --impl / RESUME_IMPL."""
     return loader.chosen()
+
+
+@pytest.fixture(autouse=True)
+def _written(request):
+    """A test that uses ``impl`` fails at once, in one line, where its step is not written yet:
+    the public names its step builds on (``model.names_for``) are not all defined. A file half
+    written is checked step by step; its other steps fail here, not deep inside a test."""
+    if "impl" not in request.fixturenames:
+        return
+    step = suite.step_of(request.node.path)
+    lacking = loader.missing(loader.chosen(), model.names_for(step))
+    if lacking:
+        where = f"step {step}" if step else "this part of the suite"
+        pytest.fail(f"not written yet: define {', '.join(lacking)} ({where} needs them; see SPEC.md)", pytrace=False)
 
 
 def _keep_the_cache_out_of_the_learners_folder(config):
