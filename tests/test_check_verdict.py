@@ -43,6 +43,9 @@ CASES = [
     ("gap-applied", "3", "expected: raises Gap"),
     ("ack-before-commit", "6", "got:      ACK 0, ACK "),  # an ACK for an event that was never committed
     ("resume-minus-one", "7", "RESUME -1"),  # the second process forgot the cursor
+    # where the learner's code raised, and where it waited when the test cut its hang
+    ("non-bytes-typeerror", "1", "in your file: client.py:"),
+    ("unbounded-read", "6", "in your file: client.py:"),
 ]
 
 HARNESS = re.compile(
@@ -101,6 +104,14 @@ def test_a_failing_step_is_reported_in_the_learners_words(reports, case):
     assert expected[0].split(":", 1)[1].strip() and got[0].split(":", 1)[1].strip(), text
     assert fragment in text, text
     assert not HARNESS.search(text), HARNESS.search(text).group(0) + "\n" + text
+
+    for line in lines:  # "in your file: client.py:173  <that line of the file>"
+        if line.strip().startswith("in your file: "):
+            place, _, source = line.strip().removeprefix("in your file: ").partition("  ")
+            number = int(place.rsplit(":", 1)[1])
+            assert impl.read_text().splitlines()[number - 1].strip() == source, line
+    assert [line.strip() for line in lines if line.strip().startswith("more:")] and \
+        all(line.strip().startswith("more:     docs/FAILURES.md#") for line in lines if line.strip().startswith("more:"))
 
     again = [line.strip() for line in lines if line.strip().startswith("again:")]
     assert len(again) == 1, text

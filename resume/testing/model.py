@@ -220,10 +220,13 @@ def raced(outcome):
     return dataclasses.replace(outcome, clause="D4")
 
 
-def hung(seconds):
+def hung(seconds, where=()):
     """What a call still running at its bound did: it never returned (no prediction is ever that;
-    the prediction's ``instead["hung"]`` names the wait that should have ended it)."""
-    return Raised("hung", TimeoutError(f"still running after {seconds:g} s, cut there"))
+    the prediction's ``instead["hung"]`` names the wait that should have ended it). ``where``: the
+    frames it was waiting in (``[(module, file, line)]``), kept on the error for the report."""
+    error = TimeoutError(f"still running after {seconds:g} s, cut there")
+    error.suspended_at = list(where)
+    return Raised("hung", error)
 
 
 def drawn_error(cls, text):
@@ -342,9 +345,10 @@ class Mismatch(AssertionError):
     (``resume.testing.grading.verdict``); the message is the same sentence for pytest.
     """
 
-    def __init__(self, what, expected, got, *, clause=None, sentence=None):
+    def __init__(self, what, expected, got, *, clause=None, sentence=None, raised=None):
         self.what, self.expected, self.got = str(what), str(expected), str(got)
         self.clause = clause  # the clause of SPEC.md the difference breaks (``spec.BY_ID``)
+        self.raised = raised  # the exception the call raised, if it did: its traceback is the learner's
         super().__init__(sentence or f"{self.what}: expected {self.expected}, but got {self.got}")
 
     def parts(self):
@@ -362,7 +366,8 @@ def expect(got, expected, what):
     """
     if got != expected:
         raise Mismatch(what, expected, plain(got), clause=blame(expected, got),
-                       sentence=f"{what}: expected it {expected}, but it {got}")
+                       sentence=f"{what}: expected it {expected}, but it {got}",
+                       raised=got.error if isinstance(got, Raised) else None)
 
 
 def plain(outcome):

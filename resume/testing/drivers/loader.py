@@ -20,6 +20,7 @@ from resume.testing import model
 DEFAULT_PATH = pathlib.Path(__file__).resolve().parents[2] / "client.py"
 ENV_VAR = "RESUME_IMPL"
 IMPORT_LIMIT = 10.0  # seconds a file may take to be imported (its top level)
+MODULE_PREFIX = "resume_impl_under_test_"  # the name of the module loaded from the file, its hash after
 
 # The public names of SPEC.md (the model's); a file lacking one of them is not an implementation.
 PUBLIC_NAMES = tuple(name for names in model.PUBLIC_NAMES.values() for name in names)
@@ -68,7 +69,7 @@ def load(path, required=PUBLIC_NAMES):
         raise ImplError(f"{path} is empty: write the public names of SPEC.md in it "
                         "(resume/client.py is one implementation)")
     # A name of its own, so that the file never shadows or reuses another module.
-    name = f"resume_impl_under_test_{abs(hash(str(path)))}"
+    name = f"{MODULE_PREFIX}{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look modules up here

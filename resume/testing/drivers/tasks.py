@@ -26,16 +26,30 @@ async def outcome_of(impl, task, seconds):
     """
     done, _ = await asyncio.wait({task}, timeout=seconds)
     if not done:
+        where = suspended_at(task)
         task.cancel()
         await asyncio.wait({task}, timeout=1.0)
         if task.done() and not task.cancelled():
             task.exception()  # retrieved: no "never retrieved" log at some random later moment
-        return model.hung(seconds)
+        return model.hung(seconds, where)
     if task.cancelled():
         return model.Raised("CancelledError")
     if task.exception() is not None:
         return model.Raised(model.kind_of_class(type(task.exception()), impl), task.exception())
     return model.Returned(task.result())
+
+
+def suspended_at(task):
+    """The frames a suspended task is waiting in, outermost first: ``[(module name, file, line)]``,
+    down the chain of coroutines (and generators) each one awaits."""
+    frames, awaited = [], task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is None:
+            break
+        frames.append((frame.f_globals.get("__name__", ""), frame.f_code.co_filename, frame.f_lineno))
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    return frames
 
 
 async def model_outcome(impl, awaitable, seconds):

@@ -35,6 +35,7 @@ import traceback
 
 import pytest
 
+from resume.testing.drivers import loader
 from resume.testing.grading.runner import RESULTS_VAR
 _KEY = "resume.runner"
 
@@ -76,6 +77,7 @@ def _describe(error, root):
         "raised_in": None,
         "mismatch": None,
         "clause": None,
+        "in_your_file": _in_your_file(getattr(error, "raised", None) or error),
     }
     # A model.Mismatch carries the call, the expected and the got apart: kept as
     # they are, so that the report needs no parsing of the message.
@@ -96,6 +98,32 @@ def _describe(error, root):
         entry["raised_in"] = {"file": frame.filename, "line": frame.lineno,
                               "source": (frame.line or "").strip()}
     return entry
+
+
+def _in_your_file(error):
+    """``{file, line, source}``: the innermost line of the file under test that ``error`` went
+    through (where it raised, or where it was suspended when a cancellation or a timeout reached
+    it), looking down the chain of errors it arose from; None if it never passed there."""
+    mine = [(file, line) for module, file, line in getattr(error, "suspended_at", ())
+            if module.startswith(loader.MODULE_PREFIX)]
+    if mine:  # a call cut while it waited: the innermost line of the file it waited at
+        file, line = mine[-1]
+        return {"file": file, "line": line, "source": linecache.getline(file, line).strip()}
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        inner = None
+        tb = error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_globals.get("__name__", "").startswith(loader.MODULE_PREFIX):
+                inner = tb
+            tb = tb.tb_next
+        if inner is not None:
+            filename = inner.tb_frame.f_code.co_filename
+            return {"file": filename, "line": inner.tb_lineno,
+                    "source": linecache.getline(filename, inner.tb_lineno).strip()}
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _failures(error, root):

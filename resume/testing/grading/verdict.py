@@ -167,6 +167,7 @@ class Verdict:
     got: str | None = None
     rerun: str | None = None
     detail: str | None = None  # why pytest could not run it (broken, timeout)
+    in_your_file: str | None = None  # "client.py:173  line = await reader.readline()": where the call was
 
     def as_json(self):
         return {
@@ -177,6 +178,8 @@ class Verdict:
             "call": self.calls if self.status == "FAIL" else None,
             "failing_call": self.call or None, "expected": self.expected, "got": self.got,
             "test": self.test, "rerun": self.rerun, "detail": self.detail,
+            "more": more(self.clause) if self.status == "FAIL" else None,
+            "in_your_file": self.in_your_file,
         }
 
 
@@ -205,8 +208,17 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
     return Verdict(part, label, "FAIL", outcome.wall, outcome.tests, clause=clause,
                    where=clause and spec.place(clause), quote=clause and spec.sentence(clause),
                    test=failure.nodeid, calls=calls,
-                   call=call, expected=expected, got=got,
+                   call=call, expected=expected, got=got, in_your_file=in_your_file(entry),
                    rerun=rerun_command(impl, part, seed, profile))
+
+
+def in_your_file(entry):
+    """``client.py:173  <the line>``: the line of the learner's file the failing call raised at, or
+    was suspended at when a cancellation or a timeout reached it; None if it never got there."""
+    found = entry.get("in_your_file")
+    if not found:
+        return None
+    return f"{found['file'].rsplit('/', 1)[-1]}:{found['line']}  {found['source']}".rstrip()
 
 
 # --------------------------------------------------------- as text
@@ -243,6 +255,31 @@ def _block(title, text, indent=PAD):
     return out
 
 
+# docs/FAILURES.md: a section per family of failure (a step's clauses; the reclaim rules apart;
+# the power cut), each a heading whose GitHub anchor is here.
+FAILURES = "docs/FAILURES.md"
+_SECTIONS = {1: "step-1-parse_line", 2: "step-2-open_store", 3: "step-3-apply_event", 4: "step-4-replay",
+             5: "step-5-consume_line", 6: "step-6-consume_session", 7: "step-7-run_client"}
+_RECLAIM = "step-6-reclaiming-the-connection"
+
+
+def section(clause):
+    """The anchor of docs/FAILURES.md's section for a clause id (``"S6.abort"``), None for none."""
+    if clause is None:
+        return None
+    if clause == "D18":
+        return "beyond-the-lab-a-power-cut"
+    if clause in ("S6.reclaim", "S6.abort", "S6.fallback", "S7.reclaim", "D12") or clause.startswith("D11"):
+        return _RECLAIM
+    return _SECTIONS[next(c.step for c in spec.CLAUSES if c.id == clause)]
+
+
+def more(clause):
+    """The ``more:`` line of a failure: where docs/FAILURES.md explains it (the whole page for none)."""
+    anchor = section(clause)
+    return f"{FAILURES}#{anchor}" if anchor else FAILURES
+
+
 def render(verdict, label=True):
     """The verdict as text: one line when it passed, the whole report when it failed.
 
@@ -262,8 +299,11 @@ def render(verdict, label=True):
         if verdict.expected:
             lines += _block("expected: ", verdict.expected)
         lines += _block("got:      ", verdict.got)
+        if verdict.in_your_file:
+            lines.append(f"{PAD}in your file: {verdict.in_your_file}")
         lines.append(f"{PAD}test:     {verdict.test}")
         lines.append(f"{PAD}again:    {verdict.rerun}")
+        lines.append(f"{PAD}more:     {more(verdict.clause)}")
         lines.append("")
     elif verdict.status not in ("ok", "no tests", "not written yet"):
         lines += [f"{PAD}{line}" for line in (verdict.detail or "").splitlines()]
