@@ -16,6 +16,9 @@ sees exactly the model's store, the connection's own ``state`` agrees, and
 no transaction is left open.
 """
 
+import contextlib
+import sqlite3
+
 import pytest
 from hypothesis import given, note, settings
 from hypothesis import strategies as st
@@ -134,3 +137,21 @@ test_consume_line_does_what_the_model_predicts_first_look = first_look(
     start=arguments.store_states(), data=st.data())
 
 
+
+
+def test_a_locked_store_gives_operational_error_through_consume_line_too(impl, tmp_path):
+    """Decision 4 through step 5: a duplicate's answer waits for the lock too (``last`` is read
+    inside the transaction that writes), so ``consume_line`` raises OperationalError after the busy
+    timeout, returns no ACK and leaves no transaction open. (Step 3's test times the wait.)"""
+    path = str(tmp_path / "store.db")
+    with opened(impl, path) as con:
+        impl.apply_event(con, 0, 5)
+        con.execute("PRAGMA busy_timeout = 200")  # not open_store's 1 s: step 2 checks that value
+        with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            what = f"consume_line(con, {model.frame(0, 5)!r}) while another connection holds the write lock"
+            model.expect(model.outcome_of(impl, impl.consume_line, con, model.frame(0, 5)), model.LOCKED, what)
+            if con.in_transaction:
+                model.differs(what, "no transaction left open", "con.in_transaction is True",
+                              model.OBSERVED["busy wait"])
+            other.execute("ROLLBACK")

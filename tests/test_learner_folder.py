@@ -134,3 +134,16 @@ def test_a_file_that_writes_when_imported_leaves_the_checkout_and_its_folder_as_
     assert done.returncode == 0, done.stdout + done.stderr
     assert listing(folder) == before
     assert sorted(p.name for p in runner.ROOT.iterdir()) == checkout
+
+
+def test_each_steps_tests_use_only_the_names_that_step_needs():
+    """A half-written file is checked step by step (``model.names_for``): step N's test files call
+    only the public names of step N and of the steps it builds on, so that a file with steps 1-N
+    written passes them. Read from the files: every ``impl.<name>`` they use."""
+    import re
+
+    from resume.testing import model, suite
+    for path in sorted((runner.ROOT / "properties").glob("test_step*_*.py")):
+        used = set(re.findall(r"\bimpl\.([A-Za-z_]+)", path.read_text())) & set(loader.PUBLIC_NAMES)
+        extra = used - set(model.names_for(suite.step_of(path)))
+        assert not extra, f"{path.name} uses {sorted(extra)}, which step {suite.step_of(path)} does not build on"
