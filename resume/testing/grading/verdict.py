@@ -271,7 +271,7 @@ def section(clause):
         return "beyond-the-lab-a-power-cut"
     if clause in ("S6.reclaim", "S6.abort", "S6.fallback", "S7.reclaim", "D12") or clause.startswith("D11"):
         return _RECLAIM
-    return _SECTIONS[next(c.step for c in spec.CLAUSES if c.id == clause)]
+    return _SECTIONS[spec.BY_ID[clause].step]
 
 
 def more(clause):
