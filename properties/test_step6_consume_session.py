@@ -119,7 +119,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
     session = []
 
     def cancel():
-        session[0].cancel()
+        tasks.cancel(session[0])
 
     with store_files.temp_store_path() as path:
         con = (open_store or impl.open_store)(path)

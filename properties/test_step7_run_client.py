@@ -51,7 +51,7 @@ from resume.testing.drivers import leaks, peers, statements, store_files
 from resume.testing import model
 from resume.testing.plugin.first_look import first_look, searching
 from resume.testing.drivers.hygiene import each_example_clean
-from resume.testing.drivers.tasks import LATE, cancel_after, model_outcome, outcome_of, until
+from resume.testing.drivers.tasks import LATE, cancel, cancel_after, model_outcome, outcome_of, until
 from resume.publisher import Publisher
 
 HOST = peers.HOST
@@ -294,7 +294,7 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
                 task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
                 if fault == "cancelled":
                     await until(lambda: made and made[0].drains, task, SLACK)
-                    task.cancel()
+                    cancel(task)
                 got = await outcome_of(impl, task, duration + LATE)
                 elapsed = asyncio.get_running_loop().time() - start
                 if not made:

@@ -92,6 +92,26 @@ def misses(results):
     return found
 
 
+def unplaced(results):
+    """``[(bug id, verdict)]``: caught bugs whose call raised, hung, or returned where it was to
+    raise, and whose report still shows no line of the learner's file (``in your file:``)."""
+    found = []
+    for result in results:
+        if result.bug is None or not result.outcome.caught:
+            continue
+        report = report_of(result)
+        got, expected = report.got or "", report.expected or ""
+        if (got.startswith(("raises ", "never returns")) or (got.startswith("returns") and expected.startswith(
+                "raises"))) and not report.in_your_file and result.bug.id not in UNPLACED:
+            found.append((result.bug.id, report))
+    return found
+
+
+# Known bugs whose failing call went through none of the learner's lines: the error came from
+# calling it (a signature that takes other arguments), or a test's check before the call.
+UNPLACED = {}
+
+
 def unexplained(wrong):
     """The misses that ``EXCEPTIONS`` does not list, and every report whose got restates a rule."""
     return [miss for miss in wrong if miss[0] not in EXCEPTIONS or restates_a_rule(miss[3].got)]
@@ -124,6 +144,8 @@ def main(argv=None):
                            on_result=lambda r: print(f"  ran {r.bug.id}", file=sys.stderr, flush=True))
     wrong = misses(results)
     print(summary(results, wrong))
+    for bug, report in unplaced(results):
+        print(f"  {bug}: no 'in your file:' line, though the call {report.got}  ({report.test.split('::')[-1]})")
     if args.json:
         rows = []
         for result in results:

@@ -69,6 +69,10 @@ def test_the_suite_passes_the_reference_and_catches_every_known_bug(capsys):
     unexplained = accuracy.unexplained(wrong)
     assert not unexplained, "reports that quote a sentence their bug does not break: " + ", ".join(
         f"{bug} ({clause})" for bug, clause, _, _ in unexplained)
+    # And each report whose call raised, hung or dropped an error shows the learner's line.
+    unplaced = accuracy.unplaced(results)
+    assert not unplaced, "reports with no 'in your file:' line: " + ", ".join(
+        f"{bug} ({report.got})" for bug, report in unplaced)
 
 
 # A shrunk state machine counterexample longer than this is no longer a

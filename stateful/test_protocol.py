@@ -189,7 +189,7 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
             self.impl.run_client(HOST, self.publisher.port, self.path, CLIENT_TIMEOUT))
         if cancel_when_held:
             await self.until_held(index, client)
-            client.cancel()
+            tasks.cancel(client)
         got = await tasks.outcome_of(self.impl, client, SESSION_LIMIT)
         await self.the_connection_ends_with_the_client()
         return index, got

@@ -43,9 +43,12 @@ CASES = [
     ("gap-applied", "3", "expected: raises Gap"),
     ("ack-before-commit", "6", "got:      ACK 0, ACK "),  # an ACK for an event that was never committed
     ("resume-minus-one", "7", "RESUME -1"),  # the second process forgot the cursor
-    # where the learner's code raised, and where it waited when the test cut its hang
+    # the line of the learner's code: where it raised; where it waited when the test cut its
+    # hang; where a cancellation reached it, or the hook raised, before it returned all the same
     ("non-bytes-typeerror", "1", "in your file: client.py:"),
-    ("unbounded-read", "6", "in your file: client.py:"),
+    ("unbounded-read", "6", "readline()  (still waiting here when the test cut it)"),
+    ("swallowed-cancellation", "6", "readline()  (cancelled here, and it returned)"),
+    ("run-client-swallows-cancellation", "7", "before_ack(seq)  (raised here, and it returned)"),
 ]
 
 HARNESS = re.compile(
@@ -108,6 +111,7 @@ def test_a_failing_step_is_reported_in_the_learners_words(reports, case):
     for line in lines:  # "in your file: client.py:173  <that line of the file>"
         if line.strip().startswith("in your file: "):
             place, _, source = line.strip().removeprefix("in your file: ").partition("  ")
+            source = re.sub(r"  \([^()]*\)$", "", source)  # how it got there, if not a plain raise
             number = int(place.rsplit(":", 1)[1])
             assert impl.read_text().splitlines()[number - 1].strip() == source, line
     assert [line.strip() for line in lines if line.strip().startswith("more:")] and \
@@ -201,8 +205,8 @@ def test_json_grades_several_files_in_one_document_that_follows_the_documented_s
     assert (first["status"], second["status"], third["status"]) == ("pass", "fail", "unusable")
     assert first["steps"][0]["status"] == "ok" and first["steps"][0]["expected"] is None
     step = second["steps"][0]
-    assert step["status"] == "FAIL" and step["expected"] == "raises ValueError"
-    assert step["got"].startswith("returns (") and r"\r" in step["failing_call"]
+    assert step["status"] == "fail" and step["expected"] == "raises ValueError"
+    assert step["got"].startswith("returns (") and r"\r" in step["call"] and step["calls"] == []
     assert step["clause"]["quote"] in SPEC and step["clause"]["where"] == "step 1"
     assert step["rerun"] == f"python3 -m resume check {wrong} --step 1 --seed 0"
     assert str(missing) in third["error"] and str(missing) in err.getvalue()
@@ -248,3 +252,14 @@ def test_the_power_level_is_a_verdict_of_its_own_that_never_changes_the_exit_cod
     assert check.check(loader.DEFAULT_PATH, seed=0, storage=tmp_path / "hypothesis", out=out, err=io.StringIO(),
                        root=root, steps=["1"]) == 0
     assert "beyond the lab" not in out.getvalue()  # only the step asked for
+
+
+def test_a_derandomized_profile_prints_no_seed_and_its_rerun_line_names_none():
+    """Under ``ci`` (Hypothesis's ``derandomize``) the seed changes nothing: the report must not
+    claim one. suite.DERANDOMIZED says which profiles are; Hypothesis's own settings agree."""
+    from hypothesis import settings  # the profiles conftest.py registered
+
+    from resume.testing import suite
+    assert {p for p in suite.PROFILES if settings.get_profile(p).derandomize} == set(suite.DERANDOMIZED)
+    assert verdict.rerun_command("/a/client.py", "6", None, "ci") == \
+        "python3 -m resume check /a/client.py --step 6 --profile ci"

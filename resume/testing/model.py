@@ -162,6 +162,9 @@ class Returned:
     # "raises" for any other kind, "returns" for one that returns, "other shape" for a value of
     # another shape (a pair of ints, not swapped: state's).
     instead: dict | None = None
+    # A cancellation the harness sent that the call dropped (it returned instead): its
+    # ``suspended_at`` says where the call was when it came, for the report. Not compared.
+    error: BaseException | None = dataclasses.field(default=None, repr=False)
 
     def __eq__(self, other):
         return isinstance(other, Returned) and same(self.value, other.value)
@@ -345,10 +348,13 @@ class Mismatch(AssertionError):
     (``resume.testing.grading.verdict``); the message is the same sentence for pytest.
     """
 
-    def __init__(self, what, expected, got, *, clause=None, sentence=None, raised=None):
+    def __init__(self, what, expected, got, *, clause=None, sentence=None, raised=None, returned=False):
         self.what, self.expected, self.got = str(what), str(expected), str(got)
         self.clause = clause  # the clause of SPEC.md the difference breaks (``spec.BY_ID``)
-        self.raised = raised  # the exception the call raised, if it did: its traceback is the learner's
+        # The exception the call raised; or, if it returned instead, the one it dropped (a
+        # cancellation the harness sent, an error the test's hook raised): where it was, for the report.
+        self.raised = raised
+        self.returned = returned
         super().__init__(sentence or f"{self.what}: expected {self.expected}, but got {self.got}")
 
     def parts(self):
@@ -367,7 +373,16 @@ def expect(got, expected, what):
     if got != expected:
         raise Mismatch(what, expected, plain(got), clause=blame(expected, got),
                        sentence=f"{what}: expected it {expected}, but it {got}",
-                       raised=got.error if isinstance(got, Raised) else None)
+                       raised=getattr(got, "error", None) or dropped(got, expected),
+                       returned=isinstance(got, Returned))
+
+
+def dropped(got, expected):
+    """The error a call that returned was to raise, if the test handed it over (a hook's): its
+    traceback went through the call up to where the call caught it."""
+    if isinstance(got, Returned) and isinstance(expected, Raised) and expected.error is not None:
+        return expected.error if expected.error.__traceback__ is not None else None
+    return None
 
 
 def plain(outcome):

@@ -23,6 +23,9 @@ FIRST_LOOK_SUFFIX = "_first_look"
 
 # The Hypothesis profiles conftest.py registers for the suite.
 PROFILES = ("dev", "ci", "fuzz")
+# The profiles whose examples do not depend on a seed (Hypothesis's ``derandomize``): a run
+# under one prints no seed and its rerun line names none. tests/test_profiles keeps this true.
+DERANDOMIZED = ("ci",)
 
 STEP_NAMES = {
     1: "parse_line",

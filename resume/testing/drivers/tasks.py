@@ -6,8 +6,13 @@ model's prediction instead of a suite that never ends.
 """
 
 import asyncio
+import weakref
 
 from resume.testing import model
+
+# Where each task the suite cancelled was waiting when the cancellation was sent (``cancel``):
+# a task that then returns dropped it there, and the report points at that line.
+_CANCELLED_AT = weakref.WeakKeyDictionary()
 
 # The most a call may overrun the time the model predicts for it
 # (``Session.duration``): well under the 1 s fallback wait, so that a wait
@@ -36,7 +41,21 @@ async def outcome_of(impl, task, seconds):
         return model.Raised("CancelledError")
     if task.exception() is not None:
         return model.Raised(model.kind_of_class(type(task.exception()), impl), task.exception())
-    return model.Returned(task.result())
+    dropped = None
+    if task in _CANCELLED_AT:  # cancelled, and it returned: the cancellation was dropped
+        dropped = asyncio.CancelledError("dropped")
+        dropped.suspended_at = _CANCELLED_AT[task]
+    return model.Returned(task.result(), error=dropped)
+
+
+def cancel(task):
+    """``task.cancel()``, noting where the task was waiting (``suspended_at``): should it return
+    all the same, its outcome carries that place (``outcome_of``) for the report."""
+    where = suspended_at(task)
+    accepted = task.cancel()
+    if accepted:
+        _CANCELLED_AT[task] = where
+    return accepted
 
 
 def suspended_at(task):
@@ -77,4 +96,4 @@ async def cancel_after(task, iterations):
     """
     for _ in range(iterations):
         await asyncio.sleep(0)
-    return task.cancel()
+    return cancel(task)

@@ -249,7 +249,8 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
 
     ``steps``: parts to run (``["3", "protocol", "power"]``), all by default.
     ``seed``: Hypothesis's seed (``--hypothesis-seed``); a new one is drawn
-    and printed when none is given, so that every rerun line can name it.
+    and printed when none is given, so that every rerun line can name it
+    (none under a derandomized profile, ``ci``: its examples need no seed).
     The project's example database is kept (``storage``), so a rerun replays
     the failing example first. ``run``: what runs one part (``run_suite``; a
     test wraps it to see the structured outcome behind the report).
@@ -269,7 +270,10 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
         print(f"resume check: HYPOTHESIS_PROFILE={profile} is not a profile of the suite: "
               f"use one of {', '.join(PROFILES)} (or unset it)", file=err)
         return 2
-    seed = new_seed() if seed is None else seed
+    if profile in suite.DERANDOMIZED:
+        seed = None  # the examples come from each test's name: no seed changes them
+    else:
+        seed = new_seed() if seed is None else seed
     document = {"schema": JSON_SCHEMA, "suite": str(root), "profile": profile, "seed": seed, "files": []}
     codes = []
     for index, path in enumerate(paths):
@@ -295,7 +299,7 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
     return code
 
 
-JSON_SCHEMA = "resume-check/1"  # docs/CHECK_JSON.md
+JSON_SCHEMA = "resume-check/2"  # docs/CHECK_JSON.md
 
 
 def jobs():
@@ -319,7 +323,8 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
         if out is not None:
             print(text, file=out, flush=True, **kwargs)
 
-    say(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile}, seed {seed})\n")
+    drawn = "derandomized" if seed is None else f"seed {seed}"
+    say(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile}, {drawn})\n")
     invariants = invariant_names(root)
     groups = [(label, files) for label, files in step_paths(root)
               if steps is None or _key(label) in steps]
@@ -328,7 +333,7 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
                  if (lacking := loader.missing(module, model.names_for(int(_key(label)) if _key(label).isdigit()
                                                                        else None)))}
     verdicts = []
-    seed_args = (f"--hypothesis-seed={seed}",)
+    seed_args = () if seed is None else (f"--hypothesis-seed={seed}",)
     power = root / POWER_FILE
     with_power = power.is_file() and (steps is None or "power" in steps) and not loader.missing(module)
     # The parts run side by side, one per core (each is a pytest process of

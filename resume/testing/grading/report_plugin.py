@@ -77,7 +77,8 @@ def _describe(error, root):
         "raised_in": None,
         "mismatch": None,
         "clause": None,
-        "in_your_file": _in_your_file(getattr(error, "raised", None) or error),
+        "in_your_file": _in_your_file(getattr(error, "raised", None) or error,
+                                      returned=getattr(error, "returned", False)),
     }
     # A model.Mismatch carries the call, the expected and the got apart: kept as
     # they are, so that the report needs no parsing of the message.
@@ -100,15 +101,17 @@ def _describe(error, root):
     return entry
 
 
-def _in_your_file(error):
-    """``{file, line, source}``: the innermost line of the file under test that ``error`` went
+def _in_your_file(error, returned=False):
+    """``{file, line, source, how}``: the innermost line of the file under test that ``error`` went
     through (where it raised, or where it was suspended when a cancellation or a timeout reached
-    it), looking down the chain of errors it arose from; None if it never passed there."""
+    it), looking down the chain of errors it arose from; None if it never passed there.
+    ``returned``: the call returned all the same (it dropped ``error``), and ``how`` says so."""
     mine = [(file, line) for module, file, line in getattr(error, "suspended_at", ())
             if module.startswith(loader.MODULE_PREFIX)]
     if mine:  # a call cut while it waited: the innermost line of the file it waited at
         file, line = mine[-1]
-        return {"file": file, "line": line, "source": linecache.getline(file, line).strip()}
+        how = "cancelled here, and it returned" if returned else "still waiting here when the test cut it"
+        return {"file": file, "line": line, "source": linecache.getline(file, line).strip(), "how": how}
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
@@ -121,7 +124,8 @@ def _in_your_file(error):
         if inner is not None:
             filename = inner.tb_frame.f_code.co_filename
             return {"file": filename, "line": inner.tb_lineno,
-                    "source": linecache.getline(filename, inner.tb_lineno).strip()}
+                    "source": linecache.getline(filename, inner.tb_lineno).strip(),
+                    "how": "raised here, and it returned" if returned else None}
         error = error.__cause__ or error.__context__
     return None
 

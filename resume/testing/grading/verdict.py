@@ -171,12 +171,12 @@ class Verdict:
 
     def as_json(self):
         return {
-            "step": self.part, "label": " ".join(self.label.split()), "status": self.status,
+            "step": self.part, "label": " ".join(self.label.split()), "status": self.status.lower(),
             "seconds": round(self.seconds, 1), "tests": self.tests,
             "clause": None if self.clause is None else {"id": self.clause, "where": self.where,
                                                         "quote": self.quote},
-            "call": self.calls if self.status == "FAIL" else None,
-            "failing_call": self.call or None, "expected": self.expected, "got": self.got,
+            "calls": self.calls if self.status == "FAIL" else None,
+            "call": self.call or None, "expected": self.expected, "got": self.got,
             "test": self.test, "rerun": self.rerun, "detail": self.detail,
             "more": more(self.clause) if self.status == "FAIL" else None,
             "in_your_file": self.in_your_file,
@@ -185,7 +185,9 @@ class Verdict:
 
 def rerun_command(impl, part, seed, profile=None):
     """The line that runs this part again, from any folder: ``python3 -m resume check ...``."""
-    words = ["python3", "-m", "resume", "check", str(impl), "--step", part, "--seed", str(seed)]
+    words = ["python3", "-m", "resume", "check", str(impl), "--step", part]
+    if seed is not None:  # None: a derandomized profile, whose examples need no seed
+        words += ["--seed", str(seed)]
     if profile and profile != "dev":
         words += ["--profile", profile]
     return " ".join(shlex.quote(word) for word in words)
@@ -214,11 +216,14 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
 
 def in_your_file(entry):
     """``client.py:173  <the line>``: the line of the learner's file the failing call raised at, or
-    was suspended at when a cancellation or a timeout reached it; None if it never got there."""
+    ``... (cancelled here, and it returned)`` / ``... (still waiting here when the test cut it)``
+    where it was suspended when a cancellation or the test's bound reached it; None if it never
+    got there."""
     found = entry.get("in_your_file")
     if not found:
         return None
-    return f"{found['file'].rsplit('/', 1)[-1]}:{found['line']}  {found['source']}".rstrip()
+    how = f"  ({found['how']})" if found.get("how") else ""
+    return f"{found['file'].rsplit('/', 1)[-1]}:{found['line']}  {found['source']}".rstrip() + how
 
 
 # --------------------------------------------------------- as text
