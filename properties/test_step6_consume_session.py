@@ -72,7 +72,7 @@ async def settle(writer):
     """Close ``writer``'s socket if the implementation left it open (so that no
     ResourceWarning from this test lands in another); True if it had been closed."""
     sock = writer.get_extra_info("socket")
-    closed = await leaks.socket_closed(sock, within=0.2)
+    closed = await leaks.socket_closed(sock)
     if not closed:
         writer.transport.abort()
         await asyncio.sleep(0)

@@ -43,7 +43,7 @@ from hypothesis.stateful import initialize, invariant, precondition, rule, run_s
 
 from resume.publisher import HOST, Publisher
 from resume.testing import model
-from resume.testing.drivers import receiver, store_files, tasks
+from resume.testing.drivers import leaks, receiver, store_files, tasks
 from resume.testing.plugin.async_machine import AsyncRuleBasedStateMachine
 from resume.testing.strategies.values import FRAME_MAX, frame, valid_deltas
 
@@ -197,11 +197,15 @@ class ProtocolMachine(AsyncRuleBasedStateMachine):
     async def the_connection_ends_with_the_client(self):
         """Steps 6 and 7 (decisions 11, 12): when run_client has ended, however, its connection has too.
 
-        The publisher sees the end at once; a session it still serves
-        CLOSED_WITHIN seconds later has a socket the receiver left open (and
-        a wait of a whole SESSION_LIMIT here would make every shrinking step
-        of such a bug cost that much).
+        A socket of this process still connected to the publisher once the
+        loop has turned a few times is one the receiver left open: said at
+        once, with no wait (every shrinking step of such a bug would pay it).
+        Otherwise the publisher sees the end at once; CLOSED_WITHIN bounds it.
         """
+        if await leaks.left_open_to(self.publisher.port):
+            model.differs("the connection, once run_client has ended", "closed: the publisher sees its end",
+                          "still open after it ended (the socket was never closed)",
+                          model.leak_clause("consume_session", ["socket:"]))
         try:
             async with asyncio.timeout(CLOSED_WITHIN):
                 await self.publisher.idle()

@@ -39,6 +39,7 @@ import socket
 import struct
 
 from resume.testing import model
+from resume.testing.drivers import leaks
 
 HOST = "127.0.0.1"
 ACCEPT_TURNS = 20  # turns of the loop that let a server accept a connection already made (5 do)
@@ -216,7 +217,11 @@ class Peer:
             connection.ended.set()
 
     async def all_ended(self, within):
-        """True if every client so far has gone away (EOF or reset) within ``within`` seconds."""
+        """True if every client so far has gone away (EOF or reset) within ``within`` seconds; False
+        at once if a client in this process, which has ended, still holds its socket open
+        (``leaks.left_open_to``: no wait would close it). Call it once the clients have ended."""
+        if await leaks.left_open_to(self.port):
+            return False
         try:
             async with asyncio.timeout(within):
                 for connection in self.connections:
@@ -355,11 +360,14 @@ def faulty_first_drain(fault, closing=None):
 
 
 async def publisher_idle(publisher, within=1.0):
-    """True if every session the publisher served ended (its client went away) within ``within`` s."""
+    """True if every session the publisher served ended (its client went away) within ``within`` s;
+    False at once if a client in this process, which has ended, still holds its socket open."""
     # Let the server accept a connection still queued: turns of the loop, not time (its
     # session starts 5 turns after the connect, measured idle and with every core busy alike).
     for _ in range(ACCEPT_TURNS):
         await asyncio.sleep(0)
+    if await leaks.left_open_to(publisher.port):
+        return False
     try:
         await asyncio.wait_for(publisher.idle(), within)
     except TimeoutError:

@@ -53,6 +53,7 @@ class Outcome:
     unit: str | None = None  # "steps" or "chars"
     output: str = ""  # pytest's own output, for a diagnosis
     failure: "runner.TestResult | None" = None  # the first failing test, whole
+    cpu: float | None = None  # CPU seconds of the run (``runner.Run.cpu``)
 
     @property
     def caught(self):
@@ -181,7 +182,7 @@ def run_suite(impl, paths, *, root=ROOT, profile=None, storage=None, timeout=Non
 
 def outcome(result, invariants=None):
     """The ``Outcome`` of one ``runner.Run``: the first failing test and its example."""
-    out = Outcome("passed", result.wall, output=result.output)
+    out = Outcome("passed", result.wall, output=result.output, cpu=result.cpu)
     if result.timed_out:
         out.status = "timeout"
         return out

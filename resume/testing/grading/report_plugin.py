@@ -31,6 +31,7 @@ import json
 import linecache
 import os
 import pathlib
+import resource
 import traceback
 
 import pytest
@@ -178,6 +179,14 @@ def pytest_runtest_logreport(report):
         "sections": [list(section) for section in report.sections] if report.failed else [],
         "failures": failures[0] if failures else [],
     })
+
+
+def pytest_unconfigure(config):
+    """The process's CPU seconds, its own and its reaped children's (receivers): what a part cost
+    beside what it waited (``runner.Run.cpu``)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    _write(config, {"nodeid": "", "when": "rusage", "outcome": "passed", "duration": sum(
+        (usage.ru_utime + usage.ru_stime for usage in (own, children)))})
 
 
 def pytest_collectreport(report):

@@ -69,6 +69,7 @@ class Run:
     output: str = ""  # the console text (stdout and stderr), for display only
     tests: list = dataclasses.field(default_factory=list)  # [TestResult] in report order
     timed_out: bool = False
+    cpu: float | None = None  # CPU seconds of the child and what it reaped (None: it never said)
 
     @property
     def failures(self):
@@ -151,8 +152,8 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
         # The group may outlive pytest (a receiver it started): end it too.
         _end_group(process)
         wall = time.monotonic() - started
-        return Run(None if timed_out else process.returncode, wall, "".join(lines),
-                   read_results(results), timed_out)
+        tests, cpu = read_results(results)
+        return Run(None if timed_out else process.returncode, wall, "".join(lines), tests, timed_out, cpu)
 
 
 # The children that run() is waiting for, in every thread: a caller that runs
@@ -227,15 +228,19 @@ def _signal_group(process, signum):
 
 
 def read_results(path):
-    """The plugin's JSON lines folded into one ``TestResult`` per node id, in order."""
-    tests = {}
+    """The plugin's JSON lines folded into one ``TestResult`` per node id, in order; and the
+    child's CPU seconds (None if it never said: killed)."""
+    tests, cpu = {}, None
     path = pathlib.Path(path)
     if not path.exists():
-        return []
+        return [], cpu
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         record = json.loads(line)
+        if record["when"] == "rusage":
+            cpu = record["duration"]
+            continue
         test = tests.setdefault(record["nodeid"], TestResult(record["nodeid"]))
         if record["when"] == "call":
             test.duration = record["duration"]
@@ -247,4 +252,4 @@ def read_results(path):
             test.failures += record["failures"]
         elif record["outcome"] == "skipped" and test.outcome == "passed":
             test.outcome = "skipped"
-    return list(tests.values())
+    return list(tests.values()), cpu
