@@ -73,7 +73,7 @@ def measure(name, path, kind):
 
     def recording(impl, paths, **kwargs):
         result = check.run_suite(impl, paths, **kwargs)
-        cpu[by_files.get(tuple(map(str, paths)), "?")] = result.cpu
+        cpu[by_files.get(tuple(map(str, paths)), "?")] = getattr(result, "cpu", None)  # None before it was measured
         return result
 
     with tempfile.TemporaryDirectory(prefix="resume-check-bench-") as storage:

@@ -263,3 +263,24 @@ def test_a_derandomized_profile_prints_no_seed_and_its_rerun_line_names_none():
     assert {p for p in suite.PROFILES if settings.get_profile(p).derandomize} == set(suite.DERANDOMIZED)
     assert verdict.rerun_command("/a/client.py", "6", None, "ci") == \
         "python3 -m resume check /a/client.py --step 6 --profile ci"
+
+
+def test_the_deeper_levels_wait_for_every_step_to_pass(tmp_path):
+    """A step that fails leaves the deeper levels not run, and says why; once the steps pass they run."""
+    root = tmp_path / "suite"
+    (root / "properties").mkdir(parents=True)
+    (root / "stateful").mkdir()
+    (root / "conftest.py").write_text("")
+    (root / "properties" / "test_step1_fake.py").write_text(
+        "import pytest\ndef test_a_frame(impl):\n    with pytest.raises(ValueError):\n"
+        "        impl.parse_line(b'EVENT 0 5\\r\\n')\n")
+    (root / "stateful" / "test_deep.py").write_text(
+        "import pathlib\ndef test_deep(impl):\n    pathlib.Path(__file__).with_name('ran').touch()\n")
+    wrong = buggy(tmp_path / "bug", "crlf-accepted")
+    for impl, code, deeper in ((wrong, 1, "not run: step 1 does not pass yet"), (loader.DEFAULT_PATH, 0, "ok")):
+        out = io.StringIO()
+        assert check.check(impl, seed=0, storage=tmp_path / "hypothesis", out=out, err=io.StringIO(),
+                           root=root) == code, out.getvalue()
+        line = next(line for line in out.getvalue().splitlines() if line.startswith("deeper levels"))
+        assert line.split(" .. ", 1)[1].strip(" .").startswith(deeper), out.getvalue()
+        assert (root / "stateful" / "ran").exists() == (code == 0)

@@ -337,28 +337,44 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     seed_args = () if seed is None else (f"--hypothesis-seed={seed}",)
     power = root / POWER_FILE
     with_power = power.is_file() and (steps is None or "power" in steps) and not loader.missing(module)
+    def start(files):
+        return pool.submit(run or run_suite, impl, files, root=root, profile=profile, storage=storage,
+                           args=("-m", f"not {POWER_MARK}", *seed_args))
+
     # The parts run side by side, one per core (each is a pytest process of
     # its own), and are reported in order as each one and those before it end.
+    # The deeper levels start only once every step has passed: where a step
+    # fails they would mostly find the same bug again, at the highest cost.
     with concurrent.futures.ThreadPoolExecutor(jobs()) as pool:
-        lab = [pool.submit(run or run_suite, impl, files, root=root, profile=profile, storage=storage,
-                           args=("-m", f"not {POWER_MARK}", *seed_args))
-               if files and _key(label) not in unwritten else None
+        lab = [start(files) if files and _key(label) not in unwritten and label != suite.DEEPER else None
                for label, files in groups]
         beyond = (pool.submit(run or run_suite, impl, [power], root=root, profile=profile, storage=storage,
                               args=("-m", POWER_MARK, *seed_args)) if with_power else None)
+        deeper = next((i for i, (label, files) in enumerate(groups) if label == suite.DEEPER and files), None)
+        last_step = max((i for i, (label, _) in enumerate(groups) if _key(label).isdigit()), default=-1)
         try:
-            for (label, files), future in zip(groups, lab):
+            if deeper is not None and last_step < 0:  # no step asked for (--step deeper)
+                lab[deeper] = start(groups[deeper][1])
+            for index, (label, files) in enumerate(groups):
                 part = _key(label)
                 say(verdict.leader(label), end="")
-                result = future.result() if future else None
+                result = lab[index].result() if lab[index] else None
                 if part in unwritten:
                     found = verdict.Verdict(part, label, "not written yet", detail=", ".join(unwritten[part]))
+                elif index == deeper and result is None:
+                    failing = [v.part for v in verdicts if v.part.isdigit() and v.status not in ("ok", "no tests")]
+                    found = verdict.Verdict(part, label, "not run", detail=(
+                        f"step{'s' if len(failing) > 1 else ''} {_and(failing)} "
+                        f"{'do' if len(failing) > 1 else 'does'} not pass yet"))
                 elif result is None or result.status == "no tests":  # no file, or only the power level's tests
                     found = verdict.Verdict(part, label, "no tests")
                 else:
                     found = verdict.from_outcome(part, label, result, impl, seed, profile, invariants)
                 verdicts.append(found)
                 say(verdict.render(found, label=False))
+                if index == last_step and deeper is not None and lab[deeper] is None and all(
+                        v.status in ("ok", "no tests") for v in verdicts if v.part.isdigit()):
+                    lab[deeper] = start(groups[deeper][1])
             power_result = beyond.result() if beyond else None
         except BaseException:  # Ctrl-C: end every part now, and leave nothing running
             futures = [future for future in [*lab, beyond] if future]

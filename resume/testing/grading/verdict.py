@@ -154,7 +154,9 @@ class Verdict:
 
     part: str  # "1".."7", "protocol", "deeper", "power"
     label: str  # "step 3  apply_event"
-    status: str  # "ok", "FAIL", "broken", "timeout", "no tests", "not written yet" (detail: the names)
+    # "ok", "FAIL", "broken", "timeout", "no tests", "not written yet" (detail: the names), "not run"
+    # (the deeper levels, when a step does not pass; detail: which)
+    status: str
     seconds: float = 0.0
     tests: int = 0
     clause: str | None = None  # "S3.gap"
@@ -247,6 +249,8 @@ def headline(verdict, label=True):
         return f"{text}no tests yet"
     if verdict.status == "not written yet":
         return f"{text}not written yet: define {verdict.detail}"
+    if verdict.status == "not run":
+        return f"{text}not run: {verdict.detail}"
     if verdict.status == "FAIL":
         return f"{text}FAIL  ({verdict.seconds:.1f} s)"
     return f"{text}{verdict.status.upper()}  (pytest could not run this part)"
@@ -310,7 +314,7 @@ def render(verdict, label=True):
         lines.append(f"{PAD}again:    {verdict.rerun}")
         lines.append(f"{PAD}more:     {more(verdict.clause)}")
         lines.append("")
-    elif verdict.status not in ("ok", "no tests", "not written yet"):
+    elif verdict.status not in ("ok", "no tests", "not written yet", "not run"):
         lines += [f"{PAD}{line}" for line in (verdict.detail or "").splitlines()]
         lines.append("")
     return "\n".join(lines)
