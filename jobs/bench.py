@@ -27,6 +27,12 @@ Sections (``--only`` takes a comma-separated list of these names):
 * ``commits``    - ``apply_event`` commits per second against the floor: the
   same SQL in one raw sqlite3 transaction per event on the same kind of
   temporary file.
+* ``check``      - the learner's wait: ``resume check`` whole (``dev``, every
+  part) on a stratified sample of the known bugs, every correct variant and
+  resume/client.py; per part and for the whole check, the median, the 90th
+  percentile and the worst seconds, the worst files, and CPU beside wall
+  (``jobs/check_bench.py``; the records in ``docs/check-bench.jsonl``).
+  ``--check`` runs this alone.
 
 It is a script, not a test: it asserts nothing and only reports. Every suite
 run gets a fresh, empty Hypothesis example database, so that nothing saved
@@ -60,7 +66,7 @@ from resume.testing import model
 from resume.testing.grading import runner
 from resume.testing.strategies import foreign_stores
 
-SECTIONS = ("suite", "catch", "yield", "strategies", "commits")
+SECTIONS = ("suite", "catch", "yield", "strategies", "commits", "check")
 KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
 COMMAND = "python -m jobs.bench"
 SUITE = ["properties", "stateful"]
@@ -462,6 +468,14 @@ def report(figures, only):
                     f"Caught {len(caught)}/{len(rows)}" + (
                         f"; to the first failure: median {statistics.median(caught):.1f} s, "
                         f"90th percentile {percentile(caught, 90):.1f} s, worst {max(caught):.1f} s." if caught else ".")]
+    if "check" in figures:
+        out += ["", "## The learner's whole `resume check`, part by part (dev)", "",
+                "`python3 -m resume check FILE` as a learner runs it (`--seed 0`, every part, one pytest process per",
+                "part, two at a time, a fresh example database), one file after another: a stratified sample of the",
+                "known bugs (every step; a hang, a leak, a swallowed cancellation among them), every correct variant",
+                "and resume/client.py. Seconds per part as the report prints them; CPU: the part's process and what",
+                "it reaped (for the whole check, every process it ran). Wall well beyond CPU is waiting.", "",
+                *figures["check"]]
     # Every section says when it was measured: a run of a few sections keeps the others (merged).
     machine_rows = dict(figures["machine"])
     stamp = (f"_Measured {machine_rows.get('date (UTC)', '?')} UTC, load average "
@@ -508,9 +522,12 @@ def main(argv=None):
                         help="what each test is worth: the known bugs it catches alone (--only yield)")
     parser.add_argument("--first-failure", action="store_true",
                         help="the time to the first failure on every known bug alone (--only catch)")
+    parser.add_argument("--check", action="store_true",
+                        help="the learner's whole resume check, part by part, on known bugs and correct files (--only check)")
     parser.add_argument("--impl", help="implementation file (default: $RESUME_IMPL, else resume/client.py)")
     options = parser.parse_args(argv)
-    only = ["catch"] if options.first_failure else ["yield"] if options.yield_ else [name for name in options.only.split(",") if name]
+    only = (["catch"] if options.first_failure else ["yield"] if options.yield_ else ["check"] if options.check
+            else [name for name in options.only.split(",") if name])
     unknown = set(only) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}; choose from {', '.join(SECTIONS)}")
@@ -531,6 +548,9 @@ def main(argv=None):
         figures["yield"] = yield_section(options.bugs.split(",") if options.bugs else None)
     if "catch" in only:
         figures["catch"] = catch_section(options.bugs.split(",") if options.bugs else None)
+    if "check" in only:
+        from jobs import check_bench
+        figures["check"] = check_bench.tables(check_bench.run(PROJECT_ROOT / "docs" / "check-bench.jsonl"))
 
     text = report(figures, only)
     print(text)

@@ -93,23 +93,24 @@ def misses(results):
 
 
 def unplaced(results):
-    """``[(bug id, verdict)]``: caught bugs whose call raised, hung, or returned where it was to
-    raise, and whose report still shows no line of the learner's file (``in your file:``)."""
+    """``[(bug id, verdict)]``: caught bugs whose report shows no line of the learner's file
+    (``in your file:``) though the call went through it (``needs_a_line``)."""
     found = []
     for result in results:
         if result.bug is None or not result.outcome.caught:
             continue
         report = report_of(result)
-        got, expected = report.got or "", report.expected or ""
-        if (got.startswith(("raises ", "never returns")) or (got.startswith("returns") and expected.startswith(
-                "raises"))) and not report.in_your_file and result.bug.id not in UNPLACED:
+        if needs_a_line(report) and not report.in_your_file:
             found.append((result.bug.id, report))
     return found
 
 
-# Known bugs whose failing call went through none of the learner's lines: the error came from
-# calling it (a signature that takes other arguments), or a test's check before the call.
-UNPLACED = {}
+def needs_a_line(report):
+    """Whether the failing call went through the learner's code when it went wrong: it raised, it
+    hung, or it returned where it was to pass on a cancellation or the hook's own error."""
+    got, expected = report.got or "", report.expected or ""
+    return ((got.startswith("raises ") and not got.startswith("raises after")) or got.startswith("never returns")
+            or (got.startswith("returns") and expected.startswith(("raises CancelledError", "raises that very"))))
 
 
 def unexplained(wrong):
@@ -153,7 +154,8 @@ def main(argv=None):
                 report = report_of(result)
                 rows.append({"bug": result.bug.id, "clause": report.clause,
                              "breaks": list(clauses.BREAKS.get(result.bug.id, ())), "test": report.test,
-                             "call": report.call, "expected": report.expected, "got": report.got})
+                             "call": report.call, "expected": report.expected, "got": report.got,
+                             "in_your_file": report.in_your_file})
         with open(args.json, "w") as file:
             json.dump(rows, file, indent=1)
     return 1 if unexplained(wrong) else 0
