@@ -28,6 +28,7 @@ Without a working strace the tests skip, naming the install command; with
 ``CI`` set a missing strace is an error.
 """
 
+import asyncio
 import os
 import pathlib
 
@@ -164,13 +165,24 @@ async def explore(impl_path, run, point):
         return [f"{where}: after resuming, {p}" for p in problems]
 
 
+# Points explored at once: each is a few processes (strace, a receiver, another), whose start-up is
+# most of a point's cost, so the cores share the sweep; the verdict is the same in any order.
+AT_ONCE = os.cpu_count() or 1
+
+
 async def sweep(impl_path, run, points, expected):
-    """Explore each point; the first that breaks is the counterexample, reported as the learner reads it."""
-    for point in points:
-        if problems := await explore(impl_path, run, point):
+    """Explore each point, AT_ONCE at a time; the first (in the points' order) that breaks is the
+    counterexample, reported as the learner reads it."""
+    for start in range(0, len(points), AT_ONCE):
+        chunk = points[start:start + AT_ONCE]
+        found = await asyncio.gather(*(explore(impl_path, run, point) for point in chunk))
+        for point, problems in zip(chunk, found):
+            if not problems:
+                continue
             where = run.describe(point)
             # A torn store names its clause (model.Problem); a resumed session that applied twice, the lab's.
-            clause = next((p.clause for p in problems if isinstance(p, model.Problem)), model.OBSERVED["applied once"])
+            clause = next((p.clause for p in problems if isinstance(p, model.Problem)),
+                          model.OBSERVED["applied once"])
             model.differs(f"{SESSION}, {where}; then the store, and a new receiver resuming", expected,
                           "; ".join(problem.removeprefix(where).lstrip(",: ") for problem in problems), clause)
 

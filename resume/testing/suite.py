@@ -23,6 +23,13 @@ FIRST_LOOK_SUFFIX = "_first_look"
 
 # The Hypothesis profiles conftest.py registers for the suite.
 PROFILES = ("dev", "ci", "fuzz")
+# ``resume check`` bounds the shrinking of each failing test (seconds): the learner waits for the
+# report, and a failing example whose every attempt waits out a bound makes each shrinking step
+# cost that much. Handed to Hypothesis through SHRINK_VAR (plugin/shrink_bound.py); a report whose
+# test reached it says so, from Hypothesis's own words then (SHRINK_STOPPED).
+SHRINK_SECONDS = 5
+SHRINK_VAR = "RESUME_SHRINK_SECONDS"
+SHRINK_STOPPED = "stopped because it is making very slow progress"
 # The profiles whose examples do not depend on a seed (Hypothesis's ``derandomize``): a run
 # under one prints no seed and its rerun line names none. tests/test_profiles keeps this true.
 DERANDOMIZED = ("ci",)

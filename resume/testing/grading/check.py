@@ -167,7 +167,7 @@ def _invariants(example):
     return names
 
 
-def run_suite(impl, paths, *, root=ROOT, profile=None, storage=None, timeout=None, args=()):
+def run_suite(impl, paths, *, root=ROOT, profile=None, storage=None, timeout=None, args=(), extra_env=None):
     """Run pytest on ``paths`` against the file ``impl``, stopping at the first failure.
 
     Through ``runner.run``: a fresh example database unless ``storage`` says
@@ -176,7 +176,7 @@ def run_suite(impl, paths, *, root=ROOT, profile=None, storage=None, timeout=Non
     impl = pathlib.Path(impl).resolve()
     result = runner.run([f"--impl={impl}", "-x", "-q", "-p", "no:cacheprovider", *args,
                          *[str(p) for p in paths]],
-                        root=root, profile=profile, storage=storage, timeout=timeout)
+                        root=root, profile=profile, storage=storage, timeout=timeout, extra_env=extra_env)
     return outcome(result, invariant_names(root))
 
 
@@ -337,9 +337,11 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     seed_args = () if seed is None else (f"--hypothesis-seed={seed}",)
     power = root / POWER_FILE
     with_power = power.is_file() and (steps is None or "power" in steps) and not loader.missing(module)
+    bounded = {suite.SHRINK_VAR: str(suite.SHRINK_SECONDS)}  # the learner waits: shrinking is bounded
+
     def start(files):
         return pool.submit(run or run_suite, impl, files, root=root, profile=profile, storage=storage,
-                           args=("-m", f"not {POWER_MARK}", *seed_args))
+                           args=("-m", f"not {POWER_MARK}", *seed_args), extra_env=bounded)
 
     # The parts run side by side, one per core (each is a pytest process of
     # its own), and are reported in order as each one and those before it end.
@@ -349,7 +351,7 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
         lab = [start(files) if files and _key(label) not in unwritten and label != suite.DEEPER else None
                for label, files in groups]
         beyond = (pool.submit(run or run_suite, impl, [power], root=root, profile=profile, storage=storage,
-                              args=("-m", POWER_MARK, *seed_args)) if with_power else None)
+                              args=("-m", POWER_MARK, *seed_args), extra_env=bounded) if with_power else None)
         deeper = next((i for i, (label, files) in enumerate(groups) if label == suite.DEEPER and files), None)
         last_step = max((i for i, (label, _) in enumerate(groups) if _key(label).isdigit()), default=-1)
         try:

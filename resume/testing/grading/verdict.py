@@ -27,7 +27,7 @@ import dataclasses
 import re
 import shlex
 
-from resume.testing import spec
+from resume.testing import spec, suite
 
 # --------------------------------------------------------- SPEC.md, quoted
 
@@ -170,6 +170,7 @@ class Verdict:
     rerun: str | None = None
     detail: str | None = None  # why pytest could not run it (broken, timeout)
     in_your_file: str | None = None  # "client.py:173  line = await reader.readline()": where the call was
+    shrink_cut: bool = False  # shrinking reached check's bound (suite.SHRINK_SECONDS): a smaller case may exist
 
     def as_json(self):
         return {
@@ -213,6 +214,7 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
                    where=clause and spec.place(clause), quote=clause and spec.sentence(clause),
                    test=failure.nodeid, calls=calls,
                    call=call, expected=expected, got=got, in_your_file=in_your_file(entry),
+                   shrink_cut=any(suite.SHRINK_STOPPED in text for _, text in failure.sections),
                    rerun=rerun_command(impl, part, seed, profile))
 
 
@@ -301,7 +303,8 @@ def render(verdict, label=True):
         else:
             lines.append(f"{PAD}SPEC.md: (this check names no sentence: the test below says what it checks)")
         if verdict.calls:
-            lines.append(f"{PAD}what the test did (the smallest case found):")
+            lines.append(f"{PAD}what the test did (the smallest case found" + (
+                f" in {suite.SHRINK_SECONDS} s of shrinking; a smaller one may exist):" if verdict.shrink_cut else "):"))
             lines += [f"{PAD}    {line}" for line in verdict.calls]
         if verdict.call:
             lines += _block("the call: ", verdict.call)

@@ -23,6 +23,7 @@ import pytest
 
 from resume.testing import model, spec, suite
 from resume.testing.drivers import loader
+from resume.testing.plugin import shrink_bound
 
 # The checkout that holds the suite: where the suite keeps its own files.
 ROOT = spec.ROOT
@@ -63,6 +64,7 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "power_loss: the level beyond the lab, an ACK that survives "
                                        "a power cut (SPEC.md decision 18); not part of the lab's verdict")
     _keep_the_cache_out_of_the_learners_folder(config)
+    shrink_bound.apply()
     named = config.getoption("impl", default=None)
     if named or os.environ.get(loader.ENV_VAR):
         try:
