@@ -23,7 +23,7 @@ in quality/test_check_report_machines.py. Like every test that runs the
 suite against known bugs, these are meta-tests (``-m quality``, run by
 ``.ci/run``): they would take a tenth of the default suite's minute. The
 report's shape as a learner reads it (no harness reprs, the rerun line
-pasted in ``/``) is tests/test_check_verdict.py.
+pasted in ``/``) is quality/test_check_verdict.py.
 """
 
 import concurrent.futures
