@@ -106,9 +106,12 @@ def unplaced(results):
 
 
 def needs_a_line(report):
-    """Whether the failing call went through the learner's code when it went wrong: it raised, it
-    hung, or it returned where it was to pass on a cancellation or the hook's own error."""
+    """Whether the call the model predicted went through the learner's code when it went wrong: it
+    raised, it hung, or it returned where it was to pass on a cancellation or the hook's own error.
+    (An error no prediction was compared with, Hypothesis's own say, may have passed nowhere there.)"""
     got, expected = report.got or "", report.expected or ""
+    if expected == verdict.UNEXPECTED:
+        return False
     return ((got.startswith("raises ") and not got.startswith("raises after")) or got.startswith("never returns")
             or (got.startswith("returns") and expected.startswith(("raises CancelledError", "raises that very"))))
 

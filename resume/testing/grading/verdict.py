@@ -111,6 +111,9 @@ _LEFT_BEHIND = {
 }
 
 
+UNEXPECTED = "no exception here"  # expected, where the test met an error it compared with no prediction
+
+
 def expected_and_got(entry, impl=None):
     """``(call, expected, got)`` of one failure entry of ``report_plugin``, in plain words."""
     mismatch = entry.get("mismatch")
@@ -129,7 +132,7 @@ def expected_and_got(entry, impl=None):
         text = message.strip().splitlines()[0] if message.strip() else ""
         got = f"raises {kind}" + (f": {scrub(text)}" if text else "") + (
             f" (line {raised['line']} of your file)" if mine else "")
-        return call, "no exception here", got
+        return call, UNEXPECTED, got
     message, compared = _assertion(error)
     if compared and message.startswith("assert "):
         return "", compared[1], compared[0]
