@@ -31,14 +31,7 @@ def existing_tests():
 EXISTING = existing_tests()
 
 
-# BENCHMARKS.md's tables of what each test is worth and how soon it catches each bug were measured
-# before tests were renamed; they are regenerated from the one catch matrix (issue 40).
-STALE = {"docs/BENCHMARKS.md": "its yield and catch tables predate renamed tests (issue 40: one catch matrix)"}
-
-
-@pytest.mark.parametrize("doc", [pytest.param(doc, marks=pytest.mark.xfail(strict=True, reason=STALE[key]))
-                                 if (key := str(doc.relative_to(spec.ROOT))) in STALE else doc for doc in DOCS],
-                         ids=lambda path: str(path.relative_to(spec.ROOT)))
+@pytest.mark.parametrize("doc", DOCS, ids=lambda path: str(path.relative_to(spec.ROOT)))
 def test_each_test_a_doc_names_exists(doc):
     named = {name for line in doc.read_text().splitlines() if not re.search(r"\b(removed|deleted|renamed)\b", line)
              for name in re.findall(r"\btest_[a-z0-9_]*[a-z0-9]\b(?![<*])", line)}  # a name ending in _ is a prefix
