@@ -7,11 +7,11 @@
 The files: a stratified sample of the known bugs (``sample``: every step and
 every kind among them, a hang, a leak, a swallowed cancellation), every
 correct variant and resume/client.py. Each is checked as a learner checks it:
-``check.check(file, seed=0)`` under ``dev``, every part, one pytest process
-per part and one per core at a time, a fresh example database, one file
-after another. Recorded: each part's wall seconds, its process's CPU seconds
-(its own and its receivers', ``runner.Run.cpu``) and its status; the whole
-check's wall and the CPU of every process it ran. Wall well beyond CPU is
+``check.check(file, seed=0)`` under ``dev``, every part (in the lanes that
+share them out, ``grading.lanes``), a fresh example database, one file after
+another. Recorded: each part's seconds and CPU seconds (its own and its
+receivers', summed over the lanes that ran its units) and its status; the
+whole check's wall and the CPU of every process it ran. Wall well beyond CPU is
 waiting: a bound waited out, a peer that never answers.
 """
 
@@ -67,20 +67,16 @@ def files(folder, size=SAMPLE):
 
 def measure(name, path, kind):
     """One whole check of ``path``: ``{file, kind, wall, cpu, exit, parts: {part: {...}}}``."""
-    by_files = {tuple(map(str, paths)): check._key(label) for label, paths in check.step_paths(check.ROOT)}
-    by_files[(str(check.ROOT / check.POWER_FILE),)] = "power"
     cpu = {}
 
-    def recording(impl, paths, **kwargs):
-        result = check.run_suite(impl, paths, **kwargs)
-        cpu[by_files.get(tuple(map(str, paths)), "?")] = getattr(result, "cpu", None)  # None before it was measured
-        return result
+    def recording(part, outcome):
+        cpu[part] = outcome.cpu
 
     with tempfile.TemporaryDirectory(prefix="resume-check-bench-") as storage:
         before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
         out = io.StringIO()
         code = check.check(path, seed=0, storage=pathlib.Path(storage), out=out, err=io.StringIO(),
-                           run=recording, as_json=True)
+                           seen=recording, as_json=True)
         wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     entry = json.loads(out.getvalue())["files"][0]
     parts = {step["step"]: {"status": step["status"], "seconds": step["seconds"], "cpu": cpu.get(step["step"])}

@@ -57,15 +57,9 @@ def run_check(case, folder):
     bug = next(b for b in known.BUGS if b.id == bug_id)
     impl = meta.write_bugs(folder / bug_id, [bug])[bug_id]
     outcomes = []
-
-    def recording(*args, **kwargs):
-        outcomes.append(real(*args, **kwargs))
-        return outcomes[-1]
-
-    real = check.run_suite
     out, err = io.StringIO(), io.StringIO()
     code = check.check(impl, steps=[step], seed=0, storage=folder / bug_id / "hypothesis",
-                       out=out, err=err, run=recording)
+                       out=out, err=err, seen=lambda part, outcome: outcomes.append(outcome))
     return bug_id, step, fragment, impl, code, out.getvalue(), err.getvalue(), outcomes
 
 

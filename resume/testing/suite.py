@@ -44,6 +44,9 @@ STEP_NAMES = {
     7: "run_client",
 }
 PROTOCOL = "protocol (steps 2-7)"
+# The level beyond the lab (SPEC.md decision 18): its tests are marked POWER_MARK, wherever they are.
+POWER = "power"
+POWER_MARK = "power_loss"
 DEEPER = "deeper levels (crashes, long runs, two receivers)"
 
 
@@ -90,3 +93,9 @@ def step_of(path):
     """The step (1-7) whose tests the file at ``path`` holds, or None (the protocol, the deeper levels)."""
     found = re.match(r"test_step([1-7])_", pathlib.PurePath(path).name)
     return int(found[1]) if found else None
+
+
+def part_key(label):
+    """A part's short name, as ``--step`` takes it: "3" for "step 3  apply_event", "protocol", "deeper"."""
+    words = label.split()
+    return words[1] if words[0] == "step" else words[0]

@@ -17,7 +17,6 @@ is step N; ``stateful/test_protocol.py`` is the protocol as a whole (steps
 """
 
 import ast
-import concurrent.futures
 import dataclasses
 import json
 import os
@@ -28,7 +27,7 @@ import sys
 import threading
 
 from resume.testing.drivers import loader
-from resume.testing.grading import runner, verdict
+from resume.testing.grading import lanes, runner, verdict
 from resume.testing import model, spec, suite
 from resume.testing.suite import PROFILES, step_paths
 
@@ -223,7 +222,6 @@ def _short_node(nodeid):
 # ------------------------------------------------ python -m resume check PATH
 
 POWER_FILE = "properties/test_power_loss.py"  # the level beyond the lab (SPEC.md decision 18)
-POWER_MARK = "power_loss"
 POWER_LABEL = "beyond the lab: an ACK that survives a power cut"
 
 
@@ -233,28 +231,29 @@ def new_seed():
 
 
 def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
-          out=None, err=None, root=ROOT, run=None, as_json=False):
+          out=None, err=None, root=ROOT, seen=None, as_json=False):
     """Run the suite against one file, or several, step by step; print the verdict; return an exit code.
 
     ``impl``: a path, or a list of paths (each is checked in turn, and the
     exit code is the worst). Each file is loaded once first: a file that
     cannot be loaded gives one line on ``err`` (and, with ``as_json``, an
-    entry of status ``"unusable"``), before any of its steps runs. Each part
-    (steps 1-7, the protocol machine, the deeper levels) then runs in its own
-    pytest process with ``-x`` and without the power-loss level (``-m "not
-    power_loss"``), one per core at a time (``jobs()``), reported in order; the first failure of a part is reported in the learner's
+    entry of status ``"unusable"``), before any of its steps runs. Its parts
+    (steps 1-7, the protocol machine, the deeper levels once every step has
+    passed) then run each to its first failure, taken in order by a few pytest
+    processes (``lanes.run_parts``), and are reported in order as each ends;
+    the first failure of a part is reported in the learner's
     words (``resume.testing.grading.verdict``): the clause of SPEC.md, what the test
     did, expected and got, and the line that runs it again. When
-    ``properties/test_power_loss.py`` exists, its level is run after the lab
-    and reported as a verdict of its own, which does not change the exit code.
+    ``properties/test_power_loss.py`` exists, its level (the tests marked
+    ``power_loss``, which the lab's parts leave out) is run after the lab and reported as a verdict of its own, which does not change the exit code.
 
     ``steps``: parts to run (``["3", "protocol", "power"]``), all by default.
     ``seed``: Hypothesis's seed (``--hypothesis-seed``); a new one is drawn
     and printed when none is given, so that every rerun line can name it
     (none under a derandomized profile, ``ci``: its examples need no seed).
     The project's example database is kept (``storage``), so a rerun replays
-    the failing example first. ``run``: what runs one part (``run_suite``; a
-    test wraps it to see the structured outcome behind the report).
+    the failing example first. ``seen``: called with each part's key and
+    ``Outcome`` as it ends (a test looks at the structured outcome behind the report).
     ``as_json``: print one JSON document (docs/CHECK_JSON.md) instead of text.
     Exit 0: every part of the lab passed; 1: one failed; 2: a part, or a
     file, could not be checked.
@@ -281,7 +280,7 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
         if index and not as_json:
             print(file=out)  # a blank line between files
         entry, code = _check_one(path, profile=profile, steps=steps, seed=seed, storage=storage,
-                                 out=None if as_json else out, err=err, root=root, run=run)
+                                 out=None if as_json else out, err=err, root=root, seen=seen)
         if entry["status"] == "unusable" and len(paths) > 1 and not as_json:
             print(f"{entry['file']}: not checked: {entry['error']}", file=out)
         document["files"].append(entry)
@@ -303,12 +302,7 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
 JSON_SCHEMA = "resume-check/2"  # docs/CHECK_JSON.md
 
 
-def jobs():
-    """How many parts run at once: one per core, or ``$RESUME_CHECK_JOBS``."""
-    return int(os.environ.get("RESUME_CHECK_JOBS") or os.cpu_count() or 1)
-
-
-def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
+def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
     """Check one file: ``(its JSON entry, its exit code)``; prints its text report to ``out`` if given."""
     impl = pathlib.Path(impl).expanduser().resolve()
     entry = {"file": str(impl), "status": "unusable", "error": None, "steps": [], "summary": None,
@@ -327,65 +321,58 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, run):
     drawn = "derandomized" if seed is None else f"seed {seed}"
     say(f"checking {impl}\nagainst the suite in {root} (Hypothesis profile {profile}, {drawn})\n")
     invariants = invariant_names(root)
-    groups = [(label, files) for label, files in step_paths(root)
+    groups = [(_key(label), label, files) for label, files in step_paths(root)
               if steps is None or _key(label) in steps]
     # The parts whose public names are not all written yet are not run: ``{part: the names}``.
-    unwritten = {_key(label): lacking for label, _ in groups
-                 if (lacking := loader.missing(module, model.names_for(int(_key(label)) if _key(label).isdigit()
-                                                                       else None)))}
+    unwritten = {key: lacking for key, _, _ in groups
+                 if (lacking := loader.missing(module, model.names_for(int(key) if key.isdigit() else None)))}
     verdicts = []
     seed_args = () if seed is None else (f"--hypothesis-seed={seed}",)
     power = root / POWER_FILE
     with_power = power.is_file() and (steps is None or "power" in steps) and not loader.missing(module)
     bounded = {suite.SHRINK_VAR: str(suite.SHRINK_SECONDS)}  # the learner waits: shrinking is bounded
+    # The deeper levels run only once every step has passed: where a step fails they would
+    # mostly find the same bug again, at the highest cost (lanes: they wait for the steps).
+    asked = [key for key, _, _ in groups if key.isdigit()]
+    runs = [(key, files) for key, _, files in groups if files and key not in unwritten
+            and not (key == DEEPER and any(step in unwritten for step in asked))]
+    runs += [(suite.POWER, [power])] if with_power else []
+    ended = lanes.run_parts(impl, runs, gate=[key for key, _ in runs if key.isdigit()], gated=DEEPER,
+                            root=root, profile=profile, storage=storage, args=seed_args, extra_env=bounded,
+                            outcome=lambda result: outcome(result, invariants))
+    results = {}
 
-    def start(files):
-        return pool.submit(run or run_suite, impl, files, root=root, profile=profile, storage=storage,
-                           args=("-m", f"not {POWER_MARK}", *seed_args), extra_env=bounded)
+    def result_of(part):  # the parts end in order: the next one's outcome, when it has ended
+        while part not in results:
+            key, found = next(ended)
+            results[key] = found
+            if seen:
+                seen(key, found)
+        return results[part]
 
-    # The parts run side by side, one per core (each is a pytest process of
-    # its own), and are reported in order as each one and those before it end.
-    # The deeper levels start only once every step has passed: where a step
-    # fails they would mostly find the same bug again, at the highest cost.
-    with concurrent.futures.ThreadPoolExecutor(jobs()) as pool:
-        lab = [start(files) if files and _key(label) not in unwritten and label != suite.DEEPER else None
-               for label, files in groups]
-        beyond = (pool.submit(run or run_suite, impl, [power], root=root, profile=profile, storage=storage,
-                              args=("-m", POWER_MARK, *seed_args), extra_env=bounded) if with_power else None)
-        deeper = next((i for i, (label, files) in enumerate(groups) if label == suite.DEEPER and files), None)
-        last_step = max((i for i, (label, _) in enumerate(groups) if _key(label).isdigit()), default=-1)
-        try:
-            if deeper is not None and last_step < 0:  # no step asked for (--step deeper)
-                lab[deeper] = start(groups[deeper][1])
-            for index, (label, files) in enumerate(groups):
-                part = _key(label)
-                say(verdict.leader(label), end="")
-                result = lab[index].result() if lab[index] else None
-                if part in unwritten:
-                    found = verdict.Verdict(part, label, "not written yet", detail=", ".join(unwritten[part]))
-                elif index == deeper and result is None:
-                    failing = [v.part for v in verdicts if v.part.isdigit() and v.status not in ("ok", "no tests")]
-                    found = verdict.Verdict(part, label, "not run", detail=(
-                        f"step{'s' if len(failing) > 1 else ''} {_and(failing)} "
-                        f"{'do' if len(failing) > 1 else 'does'} not pass yet"))
-                elif result is None or result.status == "no tests":  # no file, or only the power level's tests
-                    found = verdict.Verdict(part, label, "no tests")
-                else:
-                    found = verdict.from_outcome(part, label, result, impl, seed, profile, invariants)
-                verdicts.append(found)
-                say(verdict.render(found, label=False))
-                if index == last_step and deeper is not None and lab[deeper] is None and all(
-                        v.status in ("ok", "no tests") for v in verdicts if v.part.isdigit()):
-                    lab[deeper] = start(groups[deeper][1])
-            power_result = beyond.result() if beyond else None
-        except BaseException:  # Ctrl-C: end every part now, and leave nothing running
-            futures = [future for future in [*lab, beyond] if future]
-            for future in futures:
-                future.cancel()
-            while not all(future.done() for future in futures):
-                runner.stop_all()  # again, for a part that started its child meanwhile
-                concurrent.futures.wait(futures, timeout=0.05)
-            raise
+    try:
+        for key, label, files in groups:
+            say(verdict.leader(label), end="")
+            result = result_of(key) if any(key == run for run, _ in runs) else None
+            if key in unwritten:
+                found = verdict.Verdict(key, label, "not written yet", detail=", ".join(unwritten[key]))
+            elif key == DEEPER and (result is None or result.status == "not run"):
+                failing = [v.part for v in verdicts if v.part.isdigit() and v.status not in ("ok", "no tests")]
+                found = verdict.Verdict(key, label, "not run", detail=(
+                    f"step{'s' if len(failing) > 1 else ''} {_and(failing)} "
+                    f"{'do' if len(failing) > 1 else 'does'} not pass yet"))
+            elif result is None or result.status == "no tests":  # no file, or only the power level's tests
+                found = verdict.Verdict(key, label, "no tests")
+            else:
+                found = verdict.from_outcome(key, label, result, impl, seed, profile, invariants)
+            verdicts.append(found)
+            say(verdict.render(found, label=False))
+        power_result = result_of(suite.POWER) if with_power else None
+        for _ in ended:  # nothing is left: this waits for the lanes to end
+            pass
+    except BaseException:  # Ctrl-C: end every lane now, and leave nothing running
+        ended.close()
+        raise
     entry["steps"] = [v.as_json() for v in verdicts]
     summary, code = _summary(verdicts)
     entry["summary"] = summary
@@ -453,7 +440,5 @@ def _and(items):
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def _key(label):
-    """A label's short name: "3" for "step 3  apply_event", "protocol", "deeper"."""
-    words = label.split()
-    return words[1] if words[0] == "step" else words[0]
+_key = suite.part_key
+DEEPER = _key(suite.DEEPER)

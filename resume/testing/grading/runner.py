@@ -101,20 +101,21 @@ def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, e
 
 
 def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage=None,
-        extra_env=None, timeout=None, stop_signal=signal.SIGKILL, grace=10.0, echo=False):
+        extra_env=None, timeout=None, stop_signal=signal.SIGKILL, grace=10.0, echo=False, results=None):
     """Run ``python -m pytest ARGS`` in a subprocess and return a ``Run``.
 
     ``storage``: None for a fresh empty example database (the default), a
     folder to use, or ``KEEP``. ``timeout``: seconds, then ``stop_signal`` goes
     to the child's whole process group (SIGINT lets pytest print its summary),
     and SIGKILL ``grace`` seconds later if it is still there. ``echo``: copy
-    the console to this process's stdout as it comes. Whatever ends the
+    the console to this process's stdout as it comes. ``results``: the file the child's
+    report_plugin writes to (the caller reads it while the child runs), else a temporary one. Whatever ends the
     caller's wait (Ctrl-C included), the process group is killed before the
     exception goes on.
     """
     with contextlib.ExitStack() as stack:
         scratch = pathlib.Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="resume-run-")))
-        results = scratch / "results.jsonl"
+        results = pathlib.Path(results or scratch / "results.jsonl")
         if storage is None:
             storage = scratch / "hypothesis"
         env = environment(root=root, profile=profile, keep_database=keep_database,
@@ -234,7 +235,8 @@ def read_results(path):
     path = pathlib.Path(path)
     if not path.exists():
         return [], cpu
-    for line in path.read_text(encoding="utf-8").splitlines():
+    # Read while the child may still write (``lanes``): a last line not ended yet is left for later.
+    for line in path.read_text(encoding="utf-8").split("\n")[:-1]:
         if not line.strip():
             continue
         record = json.loads(line)

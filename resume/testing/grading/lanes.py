@@ -1,0 +1,142 @@
+"""Run the parts of ``resume check`` in a few pytest processes that share them out: ``run_parts``.
+
+A pytest process costs most of a second of CPU to start, about as much as a part's tests; one per
+part made the CPU, not the tests, the learner's wait, and a part of one long file kept one core
+busy while the other had nothing left. So a few processes (lanes, ``lanes()``) each get every
+part's files and ``lanes_plugin``, and take units of tests (a test function's items) in the suite's
+order through a folder they share; each part behaves as if run alone with ``-x``. This module
+starts them, reads each part's end from that folder as it comes (``units.json``, then
+``done-<part>.<n>.json`` for each unit) with its tests from the lanes' results files, and yields
+one ``check.Outcome`` per part, in order. A lane that dies (the file under test ended the process)
+has the unit it held written ``broken``, and a new lane takes the units left.
+"""
+
+import concurrent.futures
+import json
+import os
+import pathlib
+import tempfile
+import time
+
+from resume.testing.grading import runner
+
+PLUGIN = "resume.testing.grading.lanes_plugin"
+DIR_VAR = "RESUME_LANES_DIR"  # the folder the lanes share
+LANE_VAR = "RESUME_LANE"  # this lane's number
+LOOK_EVERY = 0.02  # seconds between two looks at the folder
+
+
+def lanes():
+    """How many lanes: one per core and one more (a lane waits now and then, on purpose: a
+    timeout, a closing wait; another keeps the core busy), or ``$RESUME_CHECK_JOBS``."""
+    return int(os.environ.get("RESUME_CHECK_JOBS") or (os.cpu_count() or 1) + 1)
+
+
+def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=None, storage=None,
+              args=(), extra_env=None, outcome=None):
+    """Yield ``(part, Outcome)`` for each of ``parts`` (``[(key, files)]``), in that order, as each ends.
+
+    ``gated``: the part (the deeper levels) that runs only once every part of ``gate`` has
+    passed; else its Outcome's status is ``"not run"``. ``outcome``: ``check.outcome``, which
+    reads a ``runner.Run``. Leaves nothing running, however it ends.
+    """
+    files = list(dict.fromkeys(str(pathlib.Path(f).resolve()) for _, fs in parts for f in fs))
+    with tempfile.TemporaryDirectory(prefix="resume-lanes-") as folder, \
+            concurrent.futures.ThreadPoolExecutor() as pool:
+        folder = pathlib.Path(folder)
+        (folder / "parts.json").write_text(json.dumps({
+            "order": [key for key, _ in parts], "gate": list(gate), "gated": gated,
+            "files": {key: [str(pathlib.Path(f).resolve()) for f in fs] for key, fs in parts}}))
+        started = []  # [(future of runner.run, its results file)], by lane
+
+        def start():
+            results = folder / f"lane-{len(started)}.jsonl"
+            started.append((pool.submit(
+                runner.run, [f"--impl={impl}", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
+                             "--continue-on-collection-errors", *args, *files],
+                root=root, profile=profile, storage=storage, results=results,
+                extra_env={**(extra_env or {}), DIR_VAR: str(folder),
+                           LANE_VAR: str(len(started))}), results))
+
+        try:
+            for _ in range(min(lanes(), len(parts))):  # one part (a rerun of one step): one process
+                start()
+            while (units := _read(folder / "units.json")) is None:
+                if all(future.done() for future, _ in started):  # no lane got past collection
+                    units = {key: None for key, _ in parts}
+                    break
+                time.sleep(LOOK_EVERY)
+            for key, own in parts:
+                names = [f"{key}.{n}" for n in range(units[key] or 0)]
+                while units[key] is not None and not all((folder / f"done-{unit}.json").exists()
+                                                          for unit in names):
+                    _watch(folder, units, started, start)
+                    time.sleep(LOOK_EVERY)
+                yield key, _outcome(folder, key, names if units[key] is not None else None, own,
+                                    started, outcome, root)
+        except BaseException:  # Ctrl-C, or the caller stopped early: end every lane now
+            futures = [future for future, _ in started]
+            while not all(future.done() for future in futures):
+                runner.stop_all()  # again, for a lane that started its child meanwhile
+                concurrent.futures.wait(futures, timeout=0.05)
+            raise
+
+
+def _read(path):
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def _watch(folder, units, started, start):
+    """A lane that ended leaves the unit it held ``broken``; units left with no lane get a new one."""
+    every = [f"{key}.{n}" for key, count in units.items() for n in range(count)]
+    for lane, (future, _) in enumerate(started):
+        if future.done():
+            for unit in every:
+                claim = folder / f"claim-{unit}"
+                if not (folder / f"done-{unit}.json").exists() and claim.exists() and claim.read_text() == str(lane):
+                    (folder / f"done-{unit}.json").write_text(json.dumps(
+                        {"lane": lane, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []}))
+    if all(future.done() for future, _ in started):
+        left = [unit for unit in every if not (folder / f"claim-{unit}").exists()]
+        if left and len(started) < 2 * len(every):  # else every lane dies at once: the units left are broken
+            start()
+        else:
+            for unit in left:
+                (folder / f"done-{unit}.json").write_text(json.dumps(
+                    {"lane": None, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []}))
+
+
+def _outcome(folder, part, units, own, started, outcome, root):
+    """The ``Outcome`` of one part from its units' ``done`` records and the lanes' results
+    (``units`` None: no lane collected the tests)."""
+    results = {}  # lane -> its tests by node id, read once
+    for lane, (_, path) in enumerate(started):
+        results[lane] = {test.nodeid: test for test in runner.read_results(path)[0]}
+    own = {pathlib.Path(f).resolve() for f in own}
+    collect = list({test.nodeid: test for tests in results.values() for test in tests.values()  # a file of
+                    if "::" not in test.nodeid and test.failed  # the part not collected (by every lane alike)
+                    and pathlib.Path(root, test.nodeid).resolve() in own}.values())
+    done = [_read(folder / f"done-{unit}.json") for unit in units or ()]
+    broken = [record for record in done if record["status"] == "broken"]
+    if units is None or collect or broken:  # the collection failed, or a lane died in this part
+        lane = broken[0]["lane"] if broken and broken[0]["lane"] is not None else -1
+        future = started[lane][0]
+        run = future.result() if future.done() else None  # a lane still running past a file it could not collect
+        found = outcome(runner.Run(3, sum(r["seconds"] for r in done), run.output if run else "", collect, cpu=None))
+        if run and not collect:  # what was seen: where the process was when it ended
+            during = list(results[lane])[-1:] if units is not None else []
+            found.error = (f"the pytest process running it ended (exit code {run.returncode})"
+                           + (f" during {during[0]}" if during else ""))
+        return found
+    tests = [results[record["lane"]][nodeid] for record in done for nodeid in record["tests"]
+             if nodeid in results[record["lane"]]]
+    statuses = {record["status"] for record in done}
+    returncode = 5 if not done else 1 if "failed" in statuses else 0
+    found = outcome(runner.Run(returncode, sum(r["seconds"] for r in done), "", tests,
+                               cpu=sum(r["cpu"] for r in done)))
+    if "not run" in statuses:
+        found.status = "not run"
+    return found

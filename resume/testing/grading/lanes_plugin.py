@@ -1,0 +1,163 @@
+"""pytest plugin of one lane of ``resume check``: take the next unit no lane has taken, run it to its first failure.
+
+``grading.lanes`` starts a few pytest processes (lanes), each with every part's files, this plugin
+and a folder they share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the
+suite's order, with their files. Each lane collects the same tests and cuts each part into units:
+a test function's items in a row (a first look is a unit of its own). A lane runs a unit only if
+it took it first (``claim-<part>.<n>``, created exclusively), and skips the units other lanes
+took; so each unit runs once, taken in order by whichever lane is free, and no lane idles while
+one is left (a part of one long file still spreads over every core).
+
+Each part still behaves as if run alone with ``-x``: a unit ends at its first failure, and a unit
+whose part has an EARLIER unit that failed does not run (a failure in a later unit stops nothing
+before it). So the failure a part reports is its first in the suite's order, as in one process.
+The deeper levels (``gated``) are taken last and wait until every unit of the steps (``gate``)
+has ended; they run only if all of them passed.
+
+When a lane ends a unit it writes ``done-<part>.<n>.json``: its status (``passed``, ``failed``,
+``stopped``: an earlier unit failed, ``not run``: the steps did not pass), seconds, CPU seconds
+and the node ids it ran, whose results are in the lane's own ``report_plugin`` file, written
+before. ``units.json`` says how many units each part has.
+
+A test's part is the part whose files hold it, except that a test marked ``power_loss`` is in the
+level beyond the lab (``suite.POWER``) wherever it is; a test of a part not asked for is deselected.
+"""
+
+import json
+import os
+import pathlib
+import resource
+import time
+
+import pytest
+
+from resume.testing import suite
+from resume.testing.grading.lanes import DIR_VAR, LANE_VAR
+WAIT_TURN = 0.02  # seconds between two looks at the folder, while the deeper levels wait for the steps
+
+
+class Lane:
+    def __init__(self, folder, lane):
+        self.folder, self.lane = folder, lane
+        spec = json.loads((folder / "parts.json").read_text())
+        self.order = spec["order"]  # part keys, in the suite's order
+        self.files = {key: [pathlib.Path(f) for f in files] for key, files in spec["files"].items()}
+        self.gate, self.gated = spec["gate"], spec["gated"]
+        self.unit = {}  # node id -> "<part>.<n>"
+        self.last = {}  # unit -> the node id of its last test
+        self.count = {}  # part -> its number of units
+        self.taken = {}  # unit -> whether this lane took it (decided at its first test)
+        self.status = {}  # unit taken -> "passed", "failed", "stopped", "not run"
+        self.ran = {}  # unit taken -> [node ids this lane ran]
+        self.started = {}  # unit taken -> (monotonic, CPU seconds) when it started
+
+    def part_of(self, item):
+        if item.get_closest_marker(suite.POWER_MARK):
+            return suite.POWER
+        path = pathlib.Path(str(item.path)).resolve()
+        return next((key for key in self.order if path in self.files.get(key, ())), None)
+
+    def write(self, name, record):
+        scratch = self.folder / f".{name}.{self.lane}"
+        scratch.write_text(json.dumps(record))
+        os.replace(scratch, self.folder / name)  # whole, or not there
+
+    def begin(self, unit):
+        """This lane's first look at ``unit``: take it if it is free (deeper: once the steps end)."""
+        try:
+            os.close(os.open(self.folder / f"claim-{unit}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            self.taken[unit] = False
+            return
+        (self.folder / f"claim-{unit}").write_text(str(self.lane))
+        self.taken[unit] = True
+        part = unit.rpartition(".")[0]
+        self.status[unit] = "passed" if part != self.gated or self.steps_passed() else "not run"
+        self.ran[unit] = []
+        self.started[unit] = (time.monotonic(), cpu())
+
+    def steps_passed(self):
+        """Whether every unit of the ``gate`` parts ended and passed (a lane that dies has its unit
+        written ``broken`` by ``lanes``, so this wait ends)."""
+        done = [self.folder / f"done-{part}.{n}.json" for part in self.gate for n in range(self.count[part])]
+        while not all(path.exists() for path in done):
+            time.sleep(WAIT_TURN)
+        return all(json.loads(path.read_text())["status"] in ("passed", "stopped") for path in done)
+
+    def earlier_failed(self, unit):
+        part, _, n = unit.rpartition(".")
+        return any(name.startswith(f"failed-{part}.") and int(name.rpartition(".")[2]) < int(n)
+                   for name in os.listdir(self.folder))
+
+    def end(self, unit):
+        begun, spent = self.started[unit]
+        self.write(f"done-{unit}.json", {"lane": self.lane, "status": self.status[unit],
+                                         "seconds": time.monotonic() - begun, "cpu": cpu() - spent,
+                                         "tests": self.ran[unit]})
+
+
+def cpu():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return sum(usage.ru_utime + usage.ru_stime for usage in (own, children))
+
+
+_lane = None
+
+
+def pytest_configure(config):
+    global _lane
+    folder = os.environ.get(DIR_VAR)
+    if folder and not hasattr(config, "workerinput"):
+        _lane = Lane(pathlib.Path(folder), int(os.environ.get(LANE_VAR, "0")))
+
+
+@pytest.hookimpl(trylast=True)  # after conftest.py's order: first looks first, kept within each part
+def pytest_collection_modifyitems(config, items):
+    if _lane is None:
+        return
+    parts = {id(item): _lane.part_of(item) for item in items}
+    kept = [item for item in items if parts[id(item)] in _lane.order]
+    if len(kept) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if parts[id(item)] not in _lane.order])
+    # In the suite's order, the deeper levels last (they wait for the steps); stable: each part's own order.
+    kept.sort(key=lambda item: (parts[id(item)] == _lane.gated, _lane.order.index(parts[id(item)])))
+    items[:] = kept
+    _lane.count = dict.fromkeys(_lane.order, 0)
+    function = None
+    for item in kept:
+        part = parts[id(item)]
+        if (part, item.path, getattr(item, "originalname", item.name)) != function:
+            function = (part, item.path, getattr(item, "originalname", item.name))
+            _lane.count[part] += 1
+        _lane.unit[item.nodeid] = f"{part}.{_lane.count[part] - 1}"
+        _lane.last[_lane.unit[item.nodeid]] = item.nodeid
+    _lane.write("units.json", _lane.count)  # every lane writes the same
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    if _lane is None:
+        return
+    unit = _lane.unit[item.nodeid]
+    if unit not in _lane.taken:
+        _lane.begin(unit)
+    if not _lane.taken[unit]:
+        pytest.skip("another lane runs this unit")
+    if _lane.status[unit] == "passed" and _lane.earlier_failed(unit):
+        _lane.status[unit] = "stopped"
+    if _lane.status[unit] != "passed":
+        pytest.skip("this unit has ended")  # its first failure, an earlier one's, or the steps'
+    _lane.ran[unit].append(item.nodeid)
+
+
+def pytest_runtest_logreport(report):
+    unit = _lane and _lane.unit.get(report.nodeid)
+    if unit and report.failed and _lane.taken.get(unit) and _lane.status[unit] == "passed":
+        _lane.status[unit] = "failed"
+        (_lane.folder / f"failed-{unit}").touch()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    unit = _lane and _lane.unit.get(nodeid)
+    if unit and _lane.last[unit] == nodeid and _lane.taken.get(unit):
+        _lane.end(unit)
