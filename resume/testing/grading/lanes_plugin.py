@@ -30,6 +30,7 @@ import resource
 import time
 
 import pytest
+from _pytest.runner import runtestprotocol  # as pytest's own protocol runs it, with our nextitem
 
 from resume.testing import suite
 from resume.testing.grading.lanes import DIR_VAR, LANE_VAR
@@ -44,6 +45,8 @@ class Lane:
         self.files = {key: [pathlib.Path(f) for f in files] for key, files in spec["files"].items()}
         self.gate, self.gated = spec["gate"], spec["gated"]
         self.unit = {}  # node id -> "<part>.<n>"
+        self.units = []  # every unit, in the order the lanes take them
+        self.first = {}  # unit -> its first test (an Item)
         self.last = {}  # unit -> the node id of its last test
         self.count = {}  # part -> its number of units
         self.taken = {}  # unit -> whether this lane took it (decided at its first test)
@@ -62,15 +65,19 @@ class Lane:
         scratch.write_text(json.dumps(record))
         os.replace(scratch, self.folder / name)  # whole, or not there
 
-    def begin(self, unit):
-        """This lane's first look at ``unit``: take it if it is free (deeper: once the steps end)."""
+    def take(self, unit):
+        """Whether this lane takes ``unit``: the first to ask does, the others never."""
         try:
             os.close(os.open(self.folder / f"claim-{unit}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
         except FileExistsError:
             self.taken[unit] = False
-            return
+            return False
         (self.folder / f"claim-{unit}").write_text(str(self.lane))
         self.taken[unit] = True
+        return True
+
+    def enter(self, unit):
+        """The start of a unit this lane took (the deeper levels: once the steps have ended)."""
         part = unit.rpartition(".")[0]
         self.status[unit] = "passed" if part != self.gated or self.steps_passed() else "not run"
         self.ran[unit] = []
@@ -83,6 +90,13 @@ class Lane:
         while not all(path.exists() for path in done):
             time.sleep(WAIT_TURN)
         return all(json.loads(path.read_text())["status"] in ("passed", "stopped") for path in done)
+
+    def take_next(self, unit):
+        """The first test of the next unit after ``unit`` that this lane takes, or None."""
+        for following in self.units[self.units.index(unit) + 1:]:
+            if self.taken[following] if following in self.taken else self.take(following):
+                return self.first[following]
+        return None
 
     def earlier_failed(self, unit):
         part, _, n = unit.rpartition(".")
@@ -129,9 +143,39 @@ def pytest_collection_modifyitems(config, items):
         if (part, item.path, getattr(item, "originalname", item.name)) != function:
             function = (part, item.path, getattr(item, "originalname", item.name))
             _lane.count[part] += 1
-        _lane.unit[item.nodeid] = f"{part}.{_lane.count[part] - 1}"
-        _lane.last[_lane.unit[item.nodeid]] = item.nodeid
+        unit = _lane.unit[item.nodeid] = f"{part}.{_lane.count[part] - 1}"
+        if unit not in _lane.first:
+            _lane.units.append(unit)
+            _lane.first[unit] = item
+        _lane.last[unit] = item.nodeid
     _lane.write("units.json", _lane.count)  # every lane writes the same
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Run ``item`` if its unit is this lane's, else pass it by at no cost (no setup, no report).
+
+    pytest tears a test down as far as the next test needs (``nextitem``): handed the next test
+    THIS lane will run, which the end of a unit decides by taking the next free unit then."""
+    if _lane is None:
+        return None
+    unit = _lane.unit[item.nodeid]
+    if not (_lane.taken[unit] if unit in _lane.taken else _lane.take(unit)):
+        return True
+    if unit not in _lane.started:
+        _lane.enter(unit)
+    if _lane.status[unit] == "passed" and _lane.earlier_failed(unit):
+        _lane.status[unit] = "stopped"
+    last = _lane.last[unit] == item.nodeid
+    if _lane.status[unit] != "passed" and not last:
+        return True  # the unit has ended: its last test, skipped, tears it down
+    following = _lane.take_next(unit) if last else nextitem
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    runtestprotocol(item, nextitem=following)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    if last:
+        _lane.end(unit)
+    return True
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -139,12 +183,6 @@ def pytest_runtest_setup(item):
     if _lane is None:
         return
     unit = _lane.unit[item.nodeid]
-    if unit not in _lane.taken:
-        _lane.begin(unit)
-    if not _lane.taken[unit]:
-        pytest.skip("another lane runs this unit")
-    if _lane.status[unit] == "passed" and _lane.earlier_failed(unit):
-        _lane.status[unit] = "stopped"
     if _lane.status[unit] != "passed":
         pytest.skip("this unit has ended")  # its first failure, an earlier one's, or the steps'
     _lane.ran[unit].append(item.nodeid)
@@ -155,9 +193,3 @@ def pytest_runtest_logreport(report):
     if unit and report.failed and _lane.taken.get(unit) and _lane.status[unit] == "passed":
         _lane.status[unit] = "failed"
         (_lane.folder / f"failed-{unit}").touch()
-
-
-def pytest_runtest_logfinish(nodeid, location):
-    unit = _lane and _lane.unit.get(nodeid)
-    if unit and _lane.last[unit] == nodeid and _lane.taken.get(unit):
-        _lane.end(unit)

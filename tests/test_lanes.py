@@ -1,0 +1,49 @@
+"""The lanes of ``resume check`` (``grading.lanes``): the parts shared out among a few pytest
+processes, each test run once, and each part's report its FIRST failure in the suite's order, as
+if the part had run alone with ``-x``, though a later test fails sooner in another lane."""
+
+from resume.testing.drivers import loader
+from resume.testing.grading import check, lanes
+
+
+def a_suite(root):
+    """Step 1: a slow failure, then a quick one; step 2: passes. Every test leaves a mark."""
+    (root / "properties").mkdir(parents=True)
+    (root / "conftest.py").write_text("")
+    mark = ("import pathlib, time\n"
+            "def ran(name):\n"
+            "    (pathlib.Path(__file__).parent / 'ran').mkdir(exist_ok=True)\n"
+            "    (pathlib.Path(__file__).parent / 'ran' / f'{name}-{time.monotonic_ns()}').touch()\n")
+    (root / "properties" / "test_step1_fake.py").write_text(
+        mark +
+        "def test_a_pass(impl):\n    ran('a')\n"
+        "def test_b_slow_failure(impl):\n    ran('b'); time.sleep(1.0); assert False, 'b'\n"
+        "def test_c_quick_failure(impl):\n    ran('c'); assert False, 'c'\n"
+        "def test_d_after_the_failures(impl):\n    ran('d')\n")
+    (root / "properties" / "test_step2_fake.py").write_text(
+        mark + "import pytest\n@pytest.mark.parametrize('n', range(3))\ndef test_e(impl, n):\n    ran('e')\n")
+    return root
+
+
+def test_a_part_reports_its_first_failure_in_order_and_every_test_runs_at_most_once(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESUME_CHECK_JOBS", "3")
+    root = a_suite(tmp_path / "suite")
+    parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
+    ended = list(lanes.run_parts(loader.DEFAULT_PATH, parts, root=root, outcome=check.outcome))
+    assert [key for key, _ in ended] == ["1", "2"]
+    (_, one), (_, two) = ended
+    assert one.status == "failed" and one.test.endswith("test_b_slow_failure"), one
+    assert two.status == "passed" and two.tests == 3, two
+    marks = sorted(path.name.split("-")[0] for path in (root / "properties" / "ran").iterdir())
+    # a, b and e x3 once each; c and d at most once (run by another lane before b failed, or not)
+    assert [m for m in marks if m not in "cd"] == ["a", "b", "e", "e", "e"] and len(set(marks)) == len(marks) - 2, marks
+
+
+def test_the_gated_part_is_not_run_when_a_part_it_waits_for_fails(tmp_path):
+    root = a_suite(tmp_path / "suite")
+    parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
+    ended = dict(lanes.run_parts(loader.DEFAULT_PATH, parts, gate=["1"], gated="2", root=root,
+                                 outcome=check.outcome))
+    assert ended["1"].status == "failed" and ended["2"].status == "not run"
+    assert sorted(path.name.split("-")[0] for path in (root / "properties" / "ran").iterdir()
+                  if path.name.startswith("e")) == []
