@@ -470,11 +470,13 @@ def report(figures, only):
                         f"90th percentile {percentile(caught, 90):.1f} s, worst {max(caught):.1f} s." if caught else ".")]
     if "check" in figures:
         out += ["", "## The learner's whole `resume check`, part by part (dev)", "",
-                "`python3 -m resume check FILE` as a learner runs it (`--seed 0`, every part, one pytest process per",
-                "part, two at a time, a fresh example database), one file after another: a stratified sample of the",
-                "known bugs (every step; a hang, a leak, a swallowed cancellation among them), every correct variant",
-                "and resume/client.py. Seconds per part as the report prints them; CPU: the part's process and what",
-                "it reaped (for the whole check, every process it ran). Wall well beyond CPU is waiting.", "",
+                "`python3 -m resume check FILE` as a learner runs it (`--seed 0`, every part, in the lanes that share",
+                "them out, `grading/lanes.py`; a fresh example database beside Hypothesis's warm caches, as in a",
+                "learner's checks after the first, which builds them: 4 s more), one file after another: a stratified",
+                "sample of the known bugs (every step; a hang, a leak, a swallowed cancellation among them), every",
+                "correct variant and resume/client.py. Seconds per part as the report prints them (its tests' time,",
+                "summed over the lanes that ran them); CPU: the same lanes' and what they reaped (for the whole check,",
+                "every process it ran). Wall well beyond CPU is waiting.", "",
                 *figures["check"]]
     # Every section says when it was measured: a run of a few sections keeps the others (merged).
     machine_rows = dict(figures["machine"])
@@ -524,6 +526,8 @@ def main(argv=None):
                         help="the time to the first failure on every known bug alone (--only catch)")
     parser.add_argument("--check", action="store_true",
                         help="the learner's whole resume check, part by part, on known bugs and correct files (--only check)")
+    parser.add_argument("--check-records", metavar="FILE",
+                        help="check: the table from records saved by python -m jobs.check_bench --json FILE")
     parser.add_argument("--impl", help="implementation file (default: $RESUME_IMPL, else resume/client.py)")
     options = parser.parse_args(argv)
     only = (["catch"] if options.first_failure else ["yield"] if options.yield_ else ["check"] if options.check
@@ -550,7 +554,13 @@ def main(argv=None):
         figures["catch"] = catch_section(options.bugs.split(",") if options.bugs else None)
     if "check" in only:
         from jobs import check_bench
-        figures["check"] = check_bench.tables(check_bench.run(PROJECT_ROOT / "docs" / "check-bench.jsonl"))
+        saved = PROJECT_ROOT / "docs" / "check-bench.jsonl"
+        if options.check_records:
+            records = [json.loads(line) for line in open(options.check_records) if line.strip()]
+            saved.write_text("".join(json.dumps(record) + "\n" for record in records))
+        else:
+            records = check_bench.run(saved)
+        figures["check"] = check_bench.tables(records)
 
     text = report(figures, only)
     print(text)

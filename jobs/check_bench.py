@@ -8,7 +8,8 @@ The files: a stratified sample of the known bugs (``sample``: every step and
 every kind among them, a hang, a leak, a swallowed cancellation), every
 correct variant and resume/client.py. Each is checked as a learner checks it:
 ``check.check(file, seed=0)`` under ``dev``, every part (in the lanes that
-share them out, ``grading.lanes``), a fresh example database, one file after
+share them out, ``grading.lanes``), a fresh example database beside warm
+caches (``warm``: a learner's checks after the first), one file after
 another. Recorded: each part's seconds and CPU seconds (its own and its
 receivers', summed over the lanes that ran its units) and its status; the
 whole check's wall and the CPU of every process it ran. Wall well beyond CPU is
@@ -22,6 +23,7 @@ import json
 import pathlib
 import re
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -65,14 +67,32 @@ def files(folder, size=SAMPLE):
     return found + [("resume/client.py", loader.DEFAULT_PATH, "correct")]
 
 
-def measure(name, path, kind):
-    """One whole check of ``path``: ``{file, kind, wall, cpu, exit, parts: {part: {...}}}``."""
+# Hypothesis keeps, beside the examples, caches that every later run reads: the Unicode tables
+# its text strategies need and the constants it reads from each source file. A learner's first
+# check builds them once (4 s more, measured); the bench measures the checks after it: a fresh
+# example database, the caches warm (``warm``).
+CACHES = ("unicode_data", "constants")
+
+
+def warm(template):
+    """A storage folder with Hypothesis's caches and no examples: one check of the reference made them."""
+    check.check(loader.DEFAULT_PATH, seed=0, storage=template, out=io.StringIO(), err=io.StringIO())
+    shutil.rmtree(template / "examples", ignore_errors=True)
+    return template
+
+
+def measure(name, path, kind, template=None):
+    """One whole check of ``path``: ``{file, kind, wall, cpu, exit, parts: {part: {...}}}``;
+    its storage a copy of ``template`` (``warm``), else empty."""
     cpu = {}
 
     def recording(part, outcome):
         cpu[part] = outcome.cpu
 
     with tempfile.TemporaryDirectory(prefix="resume-check-bench-") as storage:
+        for cache in CACHES if template else ():
+            if (template / cache).is_dir():
+                shutil.copytree(template / cache, pathlib.Path(storage) / cache)
         before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
         out = io.StringIO()
         code = check.check(path, seed=0, storage=pathlib.Path(storage), out=out, err=io.StringIO(),
@@ -131,8 +151,9 @@ def run(path=None, size=SAMPLE, echo=True):
     records = []
     with tempfile.TemporaryDirectory(prefix="resume-check-bench-files-") as folder, \
             (open(path, "w") if path else contextlib.nullcontext()) as saved:
+        template = warm(pathlib.Path(folder) / "caches")
         for name, impl, kind in files(folder, size):
-            records.append(measure(name, impl, kind))
+            records.append(measure(name, impl, kind, template))
             if saved:
                 saved.write(json.dumps(records[-1]) + "\n")
                 saved.flush()
