@@ -307,7 +307,8 @@ def _processes_naming(text):
 
 
 @pytest.mark.skipif(not pathlib.Path("/proc").is_dir(), reason="reads /proc to find processes")
-def test_ctrl_c_during_check_ends_the_suite_removes_its_files_and_exits_130(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "SIGTERM"])
+def test_ctrl_c_during_check_ends_the_suite_removes_its_files_and_exits_130(tmp_path, signum):
     impl = tmp_path / "impl" / "client.py"  # a path of its own, to find the processes by
     impl.parent.mkdir()
     impl.write_text(REFERENCE.read_text())
@@ -321,7 +322,7 @@ def test_ctrl_c_during_check_ends_the_suite_removes_its_files_and_exits_130(tmp_
         while not (_processes_naming(f"--impl={impl}") and list(temp.glob("resume-run-*"))):
             assert time.monotonic() < deadline, "the suite never started"
             time.sleep(0.05)
-        check.send_signal(signal.SIGINT)
+        check.send_signal(signum)
         out, err = check.communicate(timeout=30)
     finally:
         if check.poll() is None:

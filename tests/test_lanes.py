@@ -3,7 +3,7 @@ processes, each test run once, and each part's report its FIRST failure in the s
 if the part had run alone with ``-x``, though a later test fails sooner in another lane."""
 
 from resume.testing.drivers import loader
-from resume.testing.grading import check, lanes
+from resume.testing.grading import check, lanes, verdict
 
 
 def a_suite(root):
@@ -47,3 +47,25 @@ def test_the_gated_part_is_not_run_when_a_part_it_waits_for_fails(tmp_path):
     assert ended["1"].status == "failed" and ended["2"].status == "not run"
     assert sorted(path.name.split("-")[0] for path in (root / "properties" / "ran").iterdir()
                   if path.name.startswith("e")) == []
+
+
+def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tmp_path):
+    """A loop in the file under test holds the interpreter: no bound of the test's own cuts it.
+    The lane is stopped past ``bound``, its stack names the line, the part's later tests never run."""
+    root = a_suite(tmp_path / "suite")
+    (root / "properties" / "test_step1_fake.py").write_text(
+        "def test_a_frame(impl):\n    impl.parse_line(b'EVENT 0 5\\n')\n"
+        "def test_after(impl):\n    (__import__('pathlib').Path(__file__).parent / 'after').touch()\n")
+    impl = tmp_path / "mine" / "client.py"
+    impl.parent.mkdir()
+    source = loader.DEFAULT_PATH.read_text()
+    impl.write_text(source.replace("def parse_line(line):\n", "def parse_line(line):\n    while True:\n        pass\n", 1))
+    assert impl.read_text() != source
+    parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
+    ended = dict(lanes.run_parts(impl, parts, root=root, outcome=check.outcome, bound=1.5))
+    assert ended["1"].status == "timeout" and ended["1"].test.endswith("test_a_frame"), ended["1"]
+    assert ended["2"].status == "passed"
+    assert not (root / "properties" / "after").exists()
+    found = verdict.from_outcome("1", "step 1  parse_line", ended["1"], impl, 0)
+    assert found.in_your_file.endswith("while True:") and found.in_your_file.startswith("client.py:")
+    assert "(still running here when the check stopped it)" in verdict.render(found)

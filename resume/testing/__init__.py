@@ -17,7 +17,8 @@
   Hypothesis profiles), defined once for conftest.py and the grader.
 * ``grading/``: ``resume check``. ``check`` (the suite's parts, run and
   graded), ``runner`` and ``report_plugin`` (one pytest run, recorded),
-  ``verdict`` (the report).
+  ``lanes`` and ``lanes_plugin`` (the parts shared out among a few pytest
+  processes), ``verdict`` (the report).
 
 Imports flow one way: everything may import ``spec`` and ``model``;
 ``drivers`` import no ``strategies``; ``strategies`` and ``drivers`` never

@@ -30,6 +30,11 @@ PROFILES = ("dev", "ci", "fuzz")
 SHRINK_SECONDS = 5
 SHRINK_VAR = "RESUME_SHRINK_SECONDS"
 SHRINK_STOPPED = "stopped because it is making very slow progress"
+# ``resume check`` stops a test function (a unit of ``grading.lanes``) still running after this
+# many seconds, by profile: a call that never returns (a loop in the file under test holds the
+# interpreter, and no bound of the test's own can cut it) would keep the learner waiting for ever.
+# Under dev a unit takes 3 s at most here, 10 s failing and shrunk; under ci, 19 s (None: no bound).
+UNIT_SECONDS = {"dev": 20, "ci": 300, "fuzz": None}
 # The profiles whose examples do not depend on a seed (Hypothesis's ``derandomize``): a run
 # under one prints no seed and its rerun line names none. tests/test_profiles keeps this true.
 DERANDOMIZED = ("ci",)

@@ -53,6 +53,7 @@ class Outcome:
     output: str = ""  # pytest's own output, for a diagnosis
     failure: "runner.TestResult | None" = None  # the first failing test, whole
     cpu: float | None = None  # CPU seconds of the run (``runner.Run.cpu``)
+    stack: str = ""  # "timeout" in ``lanes``: the process's stack when the test was stopped (faulthandler's text)
 
     @property
     def caught(self):
@@ -339,7 +340,8 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
     runs += [(suite.POWER, [power])] if with_power else []
     ended = lanes.run_parts(impl, runs, gate=[key for key, _ in runs if key.isdigit()], gated=DEEPER,
                             root=root, profile=profile, storage=storage, args=seed_args, extra_env=bounded,
-                            outcome=lambda result: outcome(result, invariants))
+                            outcome=lambda result: outcome(result, invariants),
+                            bound=suite.UNIT_SECONDS.get(profile))
     results = {}
 
     def result_of(part):  # the parts end in order: the next one's outcome, when it has ended
@@ -401,8 +403,8 @@ def _summary(verdicts):
     unwritten = [v for v in verdicts if v.part.isdigit() and v.status == "not written yet"]
     numbered = [v for v in verdicts if v.part.isdigit() and v.status not in ("no tests", "not written yet")]
     passed = [v for v in numbered if v.status == "ok"]
-    failed = [v for v in verdicts if v.status in ("FAIL", "not written yet")]
-    broken = [v for v in verdicts if v.status in ("broken", "timeout")]
+    failed = [v for v in verdicts if v.status in ("FAIL", "not written yet", "timeout")]  # timeout: a call never ended
+    broken = [v for v in verdicts if v.status == "broken"]
     words = []
     asked = len([v for v in verdicts if v.part.isdigit()])
     if unwritten and asked == 1:

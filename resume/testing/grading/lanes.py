@@ -12,9 +12,11 @@ has the unit it held written ``broken``, and a new lane takes the units left.
 """
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import pathlib
+import signal
 import tempfile
 import time
 
@@ -33,12 +35,14 @@ def lanes():
 
 
 def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=None, storage=None,
-              args=(), extra_env=None, outcome=None):
+              args=(), extra_env=None, outcome=None, bound=None):
     """Yield ``(part, Outcome)`` for each of ``parts`` (``[(key, files)]``), in that order, as each ends.
 
     ``gated``: the part (the deeper levels) that runs only once every part of ``gate`` has
     passed; else its Outcome's status is ``"not run"``. ``outcome``: ``check.outcome``, which
-    reads a ``runner.Run``. Leaves nothing running, however it ends.
+    reads a ``runner.Run``. ``bound``: seconds a unit may run; past them its lane's stack is
+    taken and the lane ended, and the part's status is ``"timeout"`` (a call that never returns,
+    which no test of its own can cut: a loop holds the interpreter). Leaves nothing running.
     """
     files = list(dict.fromkeys(str(pathlib.Path(f).resolve()) for _, fs in parts for f in fs))
     with tempfile.TemporaryDirectory(prefix="resume-lanes-") as folder, \
@@ -70,7 +74,7 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
                 names = [f"{key}.{n}" for n in range(units[key] or 0)]
                 while units[key] is not None and not all((folder / f"done-{unit}.json").exists()
                                                           for unit in names):
-                    _watch(folder, units, started, start)
+                    _watch(folder, units, started, start, bound)
                     time.sleep(LOOK_EVERY)
                 yield key, _outcome(folder, key, names if units[key] is not None else None, own,
                                     started, outcome, root)
@@ -89,24 +93,51 @@ def _read(path):
         return None
 
 
-def _watch(folder, units, started, start):
-    """A lane that ended leaves the unit it held ``broken``; units left with no lane get a new one."""
+def _watch(folder, units, started, start, bound):
+    """A unit past ``bound`` ends its lane (``timeout``, with the lane's stack); a lane that ended
+    leaves the unit it ran ``broken`` and gives back those it had only taken; units left with no
+    lane to take them get a new one."""
     every = [f"{key}.{n}" for key, count in units.items() for n in range(count)]
+    running = {unit: _read(folder / f"started-{unit}.json") for unit in every
+               if (folder / f"started-{unit}.json").exists() and not (folder / f"done-{unit}.json").exists()}
+    for unit, began in running.items():
+        if bound is not None and time.time() - began["at"] > bound:
+            stack = folder / f"stack-{began['lane']}.txt"
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(began["pid"], signal.SIGUSR1)  # lanes_plugin: faulthandler writes the stack
+                deadline = time.monotonic() + 1
+                while not stack.stat().st_size and time.monotonic() < deadline:
+                    time.sleep(LOOK_EVERY)
+                time.sleep(LOOK_EVERY)  # the rest of it
+            _write(folder, unit, {"lane": began["lane"], "status": "timeout", "seconds": bound, "cpu": None,
+                                  "tests": [], "stack": stack.read_text()})
+            (folder / f"failed-{unit}").touch()  # the part's later units stop, as after a failure
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(began["pid"], signal.SIGKILL)
+    given_back = False
     for lane, (future, _) in enumerate(started):
         if future.done():
             for unit in every:
                 claim = folder / f"claim-{unit}"
-                if not (folder / f"done-{unit}.json").exists() and claim.exists() and claim.read_text() == str(lane):
-                    (folder / f"done-{unit}.json").write_text(json.dumps(
-                        {"lane": lane, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []}))
-    if all(future.done() for future, _ in started):
-        left = [unit for unit in every if not (folder / f"claim-{unit}").exists()]
-        if left and len(started) < 2 * len(every):  # else every lane dies at once: the units left are broken
+                if (folder / f"done-{unit}.json").exists() or not claim.exists() or claim.read_text() != str(lane):
+                    continue
+                if unit in running:
+                    _write(folder, unit, {"lane": lane, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []})
+                else:  # taken for later, never started: another lane may take it
+                    claim.unlink()
+                    given_back = True
+    left = [unit for unit in every if not (folder / f"claim-{unit}").exists()]
+    if left and (given_back or all(future.done() for future, _ in started)):
+        if len(started) < 2 * len(every):  # else every lane dies at once: the units left are broken
             start()
         else:
             for unit in left:
-                (folder / f"done-{unit}.json").write_text(json.dumps(
-                    {"lane": None, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []}))
+                _write(folder, unit, {"lane": None, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []})
+
+
+def _write(folder, unit, record):
+    (folder / f".done-{unit}").write_text(json.dumps(record))
+    os.replace(folder / f".done-{unit}", folder / f"done-{unit}.json")
 
 
 def _outcome(folder, part, units, own, started, outcome, root):
@@ -120,6 +151,13 @@ def _outcome(folder, part, units, own, started, outcome, root):
                     if "::" not in test.nodeid and test.failed  # the part not collected (by every lane alike)
                     and pathlib.Path(root, test.nodeid).resolve() in own}.values())
     done = [_read(folder / f"done-{unit}.json") for unit in units or ()]
+    cut = [record for record in done if record["status"] == "timeout"]
+    if cut:  # a unit ran past its bound: which test, and where in the file under test
+        during = list(results[cut[0]["lane"]])[-1:]
+        found = outcome(runner.Run(0, cut[0]["seconds"], "", [], cpu=None))
+        found.status, found.test = "timeout", during[0] if during else None
+        found.error, found.stack = f"still running after {cut[0]['seconds']:g} s", cut[0]["stack"]
+        return found
     broken = [record for record in done if record["status"] == "broken"]
     if units is None or collect or broken:  # the collection failed, or a lane died in this part
         lane = broken[0]["lane"] if broken and broken[0]["lane"] is not None else -1

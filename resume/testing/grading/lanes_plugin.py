@@ -4,9 +4,9 @@
 and a folder they share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the
 suite's order, with their files. Each lane collects the same tests and cuts each part into units:
 a test function's items in a row (a first look is a unit of its own). A lane runs a unit only if
-it took it first (``claim-<part>.<n>``, created exclusively), and skips the units other lanes
-took; so each unit runs once, taken in order by whichever lane is free, and no lane idles while
-one is left (a part of one long file still spreads over every core).
+it took it first (``claim-<part>.<n>``, created exclusively), and passes by the units other lanes
+took at no cost (no set-up, no report); so each unit runs once, taken in order by whichever lane
+is free, and no lane idles while one is left (a part of one long file still spreads over every core).
 
 Each part still behaves as if run alone with ``-x``: a unit ends at its first failure, and a unit
 whose part has an EARLIER unit that failed does not run (a failure in a later unit stops nothing
@@ -14,7 +14,11 @@ before it). So the failure a part reports is its first in the suite's order, as 
 The deeper levels (``gated``) are taken last and wait until every unit of the steps (``gate``)
 has ended; they run only if all of them passed.
 
-When a lane ends a unit it writes ``done-<part>.<n>.json``: its status (``passed``, ``failed``,
+A unit that runs past its bound (``lanes``: a call that never returns) has its lane's stack taken
+and the lane ended; another lane takes the units left.
+
+When a lane starts a unit it writes ``started-<part>.<n>.json`` (its pid, the time); when it ends
+it, ``done-<part>.<n>.json``: its status (``passed``, ``failed``,
 ``stopped``: an earlier unit failed, ``not run``: the steps did not pass), seconds, CPU seconds
 and the node ids it ran, whose results are in the lane's own ``report_plugin`` file, written
 before. ``units.json`` says how many units each part has.
@@ -23,10 +27,12 @@ A test's part is the part whose files hold it, except that a test marked ``power
 level beyond the lab (``suite.POWER``) wherever it is; a test of a part not asked for is deselected.
 """
 
+import faulthandler
 import json
 import os
 import pathlib
 import resource
+import signal
 import time
 
 import pytest
@@ -34,6 +40,7 @@ from _pytest.runner import runtestprotocol  # as pytest's own protocol runs it, 
 
 from resume.testing import suite
 from resume.testing.grading.lanes import DIR_VAR, LANE_VAR
+
 WAIT_TURN = 0.02  # seconds between two looks at the folder, while the deeper levels wait for the steps
 
 
@@ -49,7 +56,7 @@ class Lane:
         self.first = {}  # unit -> its first test (an Item)
         self.last = {}  # unit -> the node id of its last test
         self.count = {}  # part -> its number of units
-        self.taken = {}  # unit -> whether this lane took it (decided at its first test)
+        self.taken = {}  # unit -> whether this lane took it (asked when this lane is free for it)
         self.status = {}  # unit taken -> "passed", "failed", "stopped", "not run"
         self.ran = {}  # unit taken -> [node ids this lane ran]
         self.started = {}  # unit taken -> (monotonic, CPU seconds) when it started
@@ -78,6 +85,7 @@ class Lane:
 
     def enter(self, unit):
         """The start of a unit this lane took (the deeper levels: once the steps have ended)."""
+        self.write(f"started-{unit}.json", {"lane": self.lane, "pid": os.getpid(), "at": time.time()})
         part = unit.rpartition(".")[0]
         self.status[unit] = "passed" if part != self.gated or self.steps_passed() else "not run"
         self.ran[unit] = []
@@ -123,6 +131,10 @@ def pytest_configure(config):
     folder = os.environ.get(DIR_VAR)
     if folder and not hasattr(config, "workerinput"):
         _lane = Lane(pathlib.Path(folder), int(os.environ.get(LANE_VAR, "0")))
+        # A unit past its bound (a call that never returns: a loop in the file under test holds the
+        # interpreter) gets SIGUSR1 from ``lanes`` before it is ended: this lane's stack, to say where.
+        _lane.stack = open(_lane.folder / f"stack-{_lane.lane}.txt", "w")
+        faulthandler.register(signal.SIGUSR1, file=_lane.stack, all_threads=True)
 
 
 @pytest.hookimpl(trylast=True)  # after conftest.py's order: first looks first, kept within each part

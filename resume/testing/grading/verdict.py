@@ -24,6 +24,8 @@ schema: docs/CHECK_JSON.md).
 """
 
 import dataclasses
+import linecache
+import pathlib
 import re
 import shlex
 
@@ -203,6 +205,13 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
     """The ``Verdict`` of one part's ``check.Outcome``."""
     if outcome.status == "passed":
         return Verdict(part, label, "ok", outcome.wall, outcome.tests)
+    if outcome.status == "timeout":  # grading.lanes stopped a test still running past its bound
+        line = stopped_at(outcome.stack, impl)
+        detail = "\n".join([f"test:     {outcome.test or '(between two tests)'} ({outcome.error})",
+                            *([f"in your file: {line}  (still running here when the check stopped it)"] if line else []),
+                            f"again:    {rerun_command(impl, part, seed, profile)}"])
+        return Verdict(part, label, "timeout", outcome.wall, outcome.tests, detail=detail, test=outcome.test,
+                       rerun=rerun_command(impl, part, seed, profile), in_your_file=line)
     if outcome.status != "failed":
         detail = outcome.error or "\n".join(outcome.output.strip().splitlines()[-15:])
         return Verdict(part, label, outcome.status, outcome.wall, outcome.tests, detail=detail)
@@ -219,6 +228,16 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
                    call=call, expected=expected, got=got, in_your_file=in_your_file(entry),
                    shrink_cut=any(suite.SHRINK_STOPPED in text for _, text in failure.sections),
                    rerun=rerun_command(impl, part, seed, profile))
+
+
+def stopped_at(stack, impl):
+    """``client.py:92  <the line>``: the innermost line of ``impl`` in a faulthandler stack (None if
+    the process was elsewhere)."""
+    for match in re.finditer(r'File "([^"]+)", line (\d+)', stack or ""):
+        if pathlib.Path(match[1]).resolve() == pathlib.Path(impl).resolve():
+            source = linecache.getline(match[1], int(match[2])).strip()
+            return f"{pathlib.Path(match[1]).name}:{match[2]}  {source}".rstrip()
+    return None
 
 
 def in_your_file(entry):
@@ -258,6 +277,8 @@ def headline(verdict, label=True):
         return f"{text}not run: {verdict.detail}"
     if verdict.status == "FAIL":
         return f"{text}FAIL  ({verdict.seconds:.1f} s)"
+    if verdict.status == "timeout":
+        return f"{text}TIMEOUT  (a test still running after {verdict.seconds:g} s was stopped)"
     return f"{text}{verdict.status.upper()}  (pytest could not run this part)"
 
 
