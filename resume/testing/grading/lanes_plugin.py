@@ -85,9 +85,10 @@ class Lane:
 
     def enter(self, unit):
         """The start of a unit this lane took (the deeper levels: once the steps have ended)."""
-        self.write(f"started-{unit}.json", {"lane": self.lane, "pid": os.getpid(), "at": time.time()})
         part = unit.rpartition(".")[0]
         self.status[unit] = "passed" if part != self.gated or self.steps_passed() else "not run"
+        # Its bound counts from here, not from the wait for the steps.
+        self.write(f"started-{unit}.json", {"lane": self.lane, "pid": os.getpid(), "at": time.time()})
         self.ran[unit] = []
         self.started[unit] = (time.monotonic(), cpu())
 
