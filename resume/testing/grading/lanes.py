@@ -25,7 +25,7 @@ from resume.testing.grading import runner
 PLUGIN = "resume.testing.grading.lanes_plugin"
 DIR_VAR = "RESUME_LANES_DIR"  # the folder the lanes share
 LANE_VAR = "RESUME_LANE"  # this lane's number
-LOOK_EVERY = 0.02  # seconds between two looks at the folder
+LOOK_EVERY = 0.05  # seconds between two looks at the folder
 
 
 def lanes():
@@ -98,8 +98,9 @@ def _watch(folder, units, started, start, bound):
     leaves the unit it ran ``broken`` and gives back those it had only taken; units left with no
     lane to take them get a new one."""
     every = [f"{key}.{n}" for key, count in units.items() for n in range(count)]
+    names = set(os.listdir(folder))  # one look at the folder, not a few per unit
     running = {unit: _read(folder / f"started-{unit}.json") for unit in every
-               if (folder / f"started-{unit}.json").exists() and not (folder / f"done-{unit}.json").exists()}
+               if f"started-{unit}.json" in names and f"done-{unit}.json" not in names}
     for unit, began in running.items():
         if bound is not None and time.time() - began["at"] > bound:
             stack = folder / f"stack-{began['lane']}.txt"
@@ -120,13 +121,13 @@ def _watch(folder, units, started, start, bound):
             for unit in every:
                 claim = folder / f"claim-{unit}"
                 if (folder / f"done-{unit}.json").exists() or not claim.exists() or claim.read_text() != str(lane):
-                    continue
+                    continue  # (looked at anew: a timeout above may have just written it)
                 if unit in running:
                     _write(folder, unit, {"lane": lane, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []})
                 else:  # taken for later, never started: another lane may take it
                     claim.unlink()
                     given_back = True
-    left = [unit for unit in every if not (folder / f"claim-{unit}").exists()]
+    left = [unit for unit in every if f"claim-{unit}" not in names and not (folder / f"claim-{unit}").exists()]
     if left and (given_back or all(future.done() for future, _ in started)):
         if len(started) < 2 * len(every):  # else every lane dies at once: the units left are broken
             start()
