@@ -49,9 +49,11 @@ def test_the_gated_part_is_not_run_when_a_part_it_waits_for_fails(tmp_path):
                   if path.name.startswith("e")) == []
 
 
-def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tmp_path):
+def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tmp_path, monkeypatch):
     """A loop in the file under test holds the interpreter: no bound of the test's own cuts it.
-    The lane is stopped past ``bound``, its stack names the line, the part's later tests never run."""
+    The lane is stopped past ``bound``, its stack names the line, the part's later tests never run
+    (one lane at a time: with two, the other may run them before the bound is reached)."""
+    monkeypatch.setenv("RESUME_CHECK_JOBS", "1")
     root = a_suite(tmp_path / "suite")
     (root / "properties" / "test_step1_fake.py").write_text(
         "def test_a_frame(impl):\n    impl.parse_line(b'EVENT 0 5\\n')\n"
