@@ -136,9 +136,16 @@ def _watch(folder, units, started, start, bound):
                 _write(folder, unit, {"lane": None, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []})
 
 
+def write(path, record):
+    """``record`` as JSON at ``path``, whole or not at all (a reader never sees half of it): written
+    beside it under a name of this process's own, then moved in place. The lanes write so too."""
+    scratch = path.with_name(f".{path.name}.{os.getpid()}")
+    scratch.write_text(json.dumps(record))
+    os.replace(scratch, path)
+
+
 def _write(folder, unit, record):
-    (folder / f".done-{unit}").write_text(json.dumps(record))
-    os.replace(folder / f".done-{unit}", folder / f"done-{unit}.json")
+    write(folder / f"done-{unit}.json", record)
 
 
 def _outcome(folder, part, units, own, started, outcome, root):
