@@ -8,6 +8,7 @@ import io
 import json
 import re
 
+from tests import fake_suite
 from quality import bugs as known
 from quality import meta
 from resume.testing.grading import check, runner, verdict
@@ -65,7 +66,16 @@ def validate(value, rule, where="$", definitions=None):
             validate(item, rule["items"], f"{where}[{index}]", definitions)
 
 
+# Step 1 of a suite of a few lines: one line, compared with the model as the suite's own tests do.
+A_CRLF_LINE = {"properties/test_step1_fake.py": (
+    "from resume.testing import model\n"
+    "def test_a_crlf_line(impl):\n"
+    "    line = b'EVENT 0 5\\r\\n'\n"
+    "    model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line, None), f'parse_line({line!r})')\n")}
+
+
 def test_json_grades_several_files_in_one_document_that_follows_the_documented_schema(tmp_path):
+    root = fake_suite.write(tmp_path / "suite", A_CRLF_LINE)
     correct = tmp_path / "correct" / "client.py"
     correct.parent.mkdir()
     correct.write_bytes(loader.DEFAULT_PATH.read_bytes())
@@ -73,7 +83,7 @@ def test_json_grades_several_files_in_one_document_that_follows_the_documented_s
     missing = tmp_path / "nothing" / "client.py"
     out, err = io.StringIO(), io.StringIO()
     code = check.check([correct, wrong, missing], steps=["1"], seed=0, storage=tmp_path / "hypothesis",
-                       out=out, err=err, as_json=True)
+                       out=out, err=err, as_json=True, root=root)
     document = json.loads(out.getvalue())
     validate(document, schema())
     assert code == document["exit"] == 2  # a file that cannot be checked
@@ -97,17 +107,15 @@ def test_the_harness_reprs_are_scrubbed_from_a_message():
 
 def a_suite_with_a_power_level(root):
     """A suite of two files: a step-1 test that passes, and a power-loss level that fails."""
-    (root / "properties").mkdir(parents=True)
-    (root / "conftest.py").write_text("")
-    (root / "properties" / "test_step1_fake.py").write_text(
-        "def test_a_frame(impl):\n    assert impl.parse_line(b'EVENT 0 5\\n') == (0, 5)\n")
-    (root / "properties" / "test_power_loss.py").write_text(
+    return fake_suite.write(root, {
+        "properties/test_step1_fake.py":
+        "def test_a_frame(impl):\n    assert impl.parse_line(b'EVENT 0 5\\n') == (0, 5)\n",
+        "properties/test_power_loss.py":
         "import pytest\n"
         "from resume.testing import model\n"
         "pytestmark = pytest.mark.power_loss\n"
         "def test_an_ack_survives_a_power_cut(impl):\n"
-        "    model.differs('ACK 0 written, then the power is cut', 'last >= 0 after the restart', 'last=-1', 'D18')\n")
-    return root
+        "    model.differs('ACK 0 written, then the power is cut', 'last >= 0 after the restart', 'last=-1', 'D18')\n"})
 
 
 def test_the_power_level_is_a_verdict_of_its_own_that_never_changes_the_exit_code(tmp_path):
@@ -143,15 +151,11 @@ def test_a_derandomized_profile_prints_no_seed_and_its_rerun_line_names_none():
 
 def test_the_deeper_levels_wait_for_every_step_to_pass(tmp_path):
     """A step that fails leaves the deeper levels not run, and says why; once the steps pass they run."""
-    root = tmp_path / "suite"
-    (root / "properties").mkdir(parents=True)
-    (root / "stateful").mkdir()
-    (root / "conftest.py").write_text("")
-    (root / "properties" / "test_step1_fake.py").write_text(
-        "import pytest\ndef test_a_frame(impl):\n    with pytest.raises(ValueError):\n"
-        "        impl.parse_line(b'EVENT 0 5\\r\\n')\n")
-    (root / "stateful" / "test_deep.py").write_text(
-        "import pathlib\ndef test_deep(impl):\n    pathlib.Path(__file__).with_name('ran').touch()\n")
+    root = fake_suite.write(tmp_path / "suite", {
+        "properties/test_step1_fake.py": "import pytest\ndef test_a_frame(impl):\n    with pytest.raises(ValueError):\n"
+                                         "        impl.parse_line(b'EVENT 0 5\\r\\n')\n",
+        "stateful/test_deep.py":
+        "import pathlib\ndef test_deep(impl):\n    pathlib.Path(__file__).with_name('ran').touch()\n"})
     wrong = buggy(tmp_path / "bug", "crlf-accepted")
     for impl, code, deeper in ((wrong, 1, "not run: step 1 does not pass yet"), (loader.DEFAULT_PATH, 0, "ok")):
         out = io.StringIO()

@@ -30,11 +30,12 @@ import time
 
 import pytest
 
+from tests import fake_suite
 from quality import bugs as known
 from quality import meta
 from resume import cli
 from resume.testing.drivers import loader
-from resume.testing.grading import runner
+from resume.testing.grading import check, runner
 
 REFERENCE = meta.REFERENCE
 
@@ -184,8 +185,15 @@ def test_each_bad_input_exits_2_with_one_line_and_changes_no_file(folder, refuse
     assert not failures, "\n".join(failures)
 
 
-def test_a_file_that_prints_when_imported_is_checked_its_output_on_stderr(folder):
-    code, out, err = run(["check", folder / "prints.py", "--step", "1"])
+def test_a_file_that_prints_when_imported_is_checked_its_output_on_stderr(folder, tmp_path):
+    """Once, from the check's own import: the lanes that import it again keep quiet.
+    (A suite of a few lines: the claim is the grader's, whatever the suite's tests are.)"""
+    root = fake_suite.write(tmp_path / "suite", fake_suite.STEPS_ONE_AND_TWO)
+    out, err = _Capture(), _Capture()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = check.check(folder / "prints.py", steps=["1", "2"], seed=0, storage=tmp_path / "hypothesis",
+                           root=root)
+    out, err = out.getvalue(), err.getvalue()
     assert code == 0, out + err
     assert "hello from import" not in out and "every step checked passed." in out
     assert err == "hello from import\n"

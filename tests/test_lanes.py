@@ -2,27 +2,25 @@
 processes, each test run once, and each part's report its FIRST failure in the suite's order, as
 if the part had run alone with ``-x``, though a later test fails sooner in another lane."""
 
+from tests import fake_suite
 from resume.testing.drivers import loader
 from resume.testing.grading import check, lanes, verdict
 
 
 def a_suite(root):
     """Step 1: a slow failure, then a quick one; step 2: passes. Every test leaves a mark."""
-    (root / "properties").mkdir(parents=True)
-    (root / "conftest.py").write_text("")
     mark = ("import pathlib, time\n"
             "def ran(name):\n"
             "    (pathlib.Path(__file__).parent / 'ran').mkdir(exist_ok=True)\n"
             "    (pathlib.Path(__file__).parent / 'ran' / f'{name}-{time.monotonic_ns()}').touch()\n")
-    (root / "properties" / "test_step1_fake.py").write_text(
-        mark +
+    return fake_suite.write(root, {
+        "properties/test_step1_fake.py": mark +
         "def test_a_pass(impl):\n    ran('a')\n"
         "def test_b_slow_failure(impl):\n    ran('b'); time.sleep(1.0); assert False, 'b'\n"
         "def test_c_quick_failure(impl):\n    ran('c'); assert False, 'c'\n"
-        "def test_d_after_the_failures(impl):\n    ran('d')\n")
-    (root / "properties" / "test_step2_fake.py").write_text(
-        mark + "import pytest\n@pytest.mark.parametrize('n', range(3))\ndef test_e(impl, n):\n    ran('e')\n")
-    return root
+        "def test_d_after_the_failures(impl):\n    ran('d')\n",
+        "properties/test_step2_fake.py":
+        mark + "import pytest\n@pytest.mark.parametrize('n', range(3))\ndef test_e(impl, n):\n    ran('e')\n"})
 
 
 def test_a_part_reports_its_first_failure_in_order_and_every_test_runs_at_most_once(tmp_path, monkeypatch):
@@ -64,7 +62,7 @@ def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tm
     impl.write_text(source.replace("def parse_line(line):\n", "def parse_line(line):\n    while True: pass\n", 1))
     assert impl.read_text() != source
     parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
-    ended = dict(lanes.run_parts(impl, parts, root=root, outcome=check.outcome, bound=1.5))
+    ended = dict(lanes.run_parts(impl, parts, root=root, outcome=check.outcome, bound=0.75))
     assert ended["1"].status == "timeout" and ended["1"].test.endswith("test_a_frame"), ended["1"]
     assert ended["2"].status == "passed"
     assert not (root / "properties" / "after").exists()

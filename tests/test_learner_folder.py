@@ -9,16 +9,18 @@ the deeper levels (whose tests start processes of their own that load it)
 and on a known-buggy one through step 1; ``pytest --impl`` through one cheap test.
 """
 
+import io
 import os
 import subprocess
 import sys
 
 import pytest
 
+from tests import fake_suite
 from quality import bugs as known
 from quality import meta
 from resume.testing.drivers import loader
-from resume.testing.grading import runner
+from resume.testing.grading import check, runner
 
 
 def listing(folder):
@@ -109,31 +111,45 @@ def steps_one_and_two(folder):
 
 def test_a_half_written_file_checks_step_by_step(tmp_path):
     """Steps 1 and 2 written: they are checked and pass, every other part is "not written yet"
-    (named, not run), and the check exits 1; ``--step 1`` runs step 1 alone and exits 0."""
+    (named, not run), and the check exits 1; ``--step 1`` runs step 1 alone and exits 0.
+    (A suite of a few lines: the claim is the grader's, whatever the suite's tests are.)"""
     path = steps_one_and_two(tmp_path)
-    done = as_a_learner_runs("resume", "check", str(path))
-    assert done.returncode == 1, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
+    root = fake_suite.write(tmp_path / "suite", fake_suite.STEPS_ONE_AND_TWO)
+    out = io.StringIO()
+    code = check.check(path, seed=0, storage=tmp_path / "hypothesis", out=out, err=io.StringIO(), root=root)
+    assert code == 1, out.getvalue()
+    lines = out.getvalue().splitlines()
     assert [" ok " in line for line in lines if line.startswith(("step 1 ", "step 2 "))] == [True, True]
     for step in range(3, 8):
         assert any(line.startswith(f"step {step} ") and "not written yet: define" in line for line in lines), step
-    assert "2 of 7 steps written" in done.stdout
-    one = as_a_learner_runs("resume", "check", str(path), "--step", "1")
-    assert one.returncode == 0 and "step 2" not in one.stdout, one.stdout + one.stderr
+    assert "2 of 7 steps written" in out.getvalue()
+    out = io.StringIO()
+    assert check.check(path, steps=["1"], seed=0, storage=tmp_path / "hypothesis", out=out, err=io.StringIO(),
+                       root=root) == 0, out.getvalue()
+    assert "step 2" not in out.getvalue()
 
 
-def test_a_file_that_writes_when_imported_leaves_the_checkout_and_its_folder_as_found(tmp_path):
+def test_a_file_that_writes_when_imported_leaves_the_suite_and_its_folder_as_found(tmp_path, monkeypatch):
     """A stray ``open_store("store.db")`` at the file's top level runs in a scratch folder of its
-    own: no ``store.db`` appears beside the file, in the checkout, or where the check was started."""
+    own: no ``store.db`` appears beside the file, in the suite's folder (where the lanes run), or
+    where the check was started, though the check and each of its lanes import the file."""
     folder = tmp_path / "my lab"
     folder.mkdir()
     path = steps_one_and_two(folder)
     path.write_text(path.read_text() + '\nopen_store("store.db").close()  # trying it out\n')
-    before, checkout = listing(folder), sorted(p.name for p in runner.ROOT.iterdir())
-    done = as_a_learner_runs("resume", "check", str(path), "--step", "1", cwd=folder)
-    assert done.returncode == 0, done.stdout + done.stderr
+    root = fake_suite.write(tmp_path / "suite", fake_suite.STEPS_ONE_AND_TWO)
+    before, suite = listing(folder), sources(root)
+    monkeypatch.chdir(folder)
+    out = io.StringIO()
+    assert check.check(path, steps=["1", "2"], seed=0, storage=tmp_path / "hypothesis", out=out,
+                       err=io.StringIO(), root=root) == 0, out.getvalue()
     assert listing(folder) == before
-    assert sorted(p.name for p in runner.ROOT.iterdir()) == checkout
+    assert sources(root) == suite
+
+
+def sources(root):
+    """Every entry under ``root`` but the bytecode pytest writes for the suite's own files."""
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*") if "__pycache__" not in path.parts)
 
 
 def test_each_steps_tests_use_only_the_names_that_step_needs():
