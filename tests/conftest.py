@@ -30,3 +30,11 @@ def _the_project_own_client(monkeypatch, own_client):
 def impl(own_client):
     """Here, always ``resume/client.py`` (the plugin's fixture would give the chosen file)."""
     return own_client
+
+
+@pytest.fixture
+def one_lane(monkeypatch):
+    """``resume check`` in one pytest process: for a check of a suite of a few lines
+    (``tests/fake_suite.py``), where another process would cost more than its tests; how the
+    lanes share the parts is tests/test_lanes.py's claim."""
+    monkeypatch.setenv("RESUME_CHECK_JOBS", "1")

@@ -74,7 +74,7 @@ A_CRLF_LINE = {"properties/test_step1_fake.py": (
     "    model.expect(model.outcome_of(impl, impl.parse_line, line), model.parse_line(line, None), f'parse_line({line!r})')\n")}
 
 
-def test_json_grades_several_files_in_one_document_that_follows_the_documented_schema(tmp_path):
+def test_json_grades_several_files_in_one_document_that_follows_the_documented_schema(tmp_path, one_lane):
     root = fake_suite.write(tmp_path / "suite", A_CRLF_LINE)
     correct = tmp_path / "correct" / "client.py"
     correct.parent.mkdir()
@@ -118,7 +118,7 @@ def a_suite_with_a_power_level(root):
         "    model.differs('ACK 0 written, then the power is cut', 'last >= 0 after the restart', 'last=-1', 'D18')\n"})
 
 
-def test_the_power_level_is_a_verdict_of_its_own_that_never_changes_the_exit_code(tmp_path):
+def test_the_power_level_is_a_verdict_of_its_own_that_never_changes_the_exit_code(tmp_path, one_lane):
     root = a_suite_with_a_power_level(tmp_path / "suite")
     out = io.StringIO()
     code = check.check(loader.DEFAULT_PATH, seed=0, storage=tmp_path / "hypothesis", out=out,
@@ -149,7 +149,7 @@ def test_a_derandomized_profile_prints_no_seed_and_its_rerun_line_names_none():
         "python3 -m resume check /a/client.py --step 6 --profile ci"
 
 
-def test_the_deeper_levels_wait_for_every_step_to_pass(tmp_path):
+def test_the_deeper_levels_wait_for_every_step_to_pass(tmp_path, one_lane):
     """A step that fails leaves the deeper levels not run, and says why; once the steps pass they run."""
     root = fake_suite.write(tmp_path / "suite", {
         "properties/test_step1_fake.py": "import pytest\ndef test_a_frame(impl):\n    with pytest.raises(ValueError):\n"

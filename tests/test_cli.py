@@ -185,7 +185,7 @@ def test_each_bad_input_exits_2_with_one_line_and_changes_no_file(folder, refuse
     assert not failures, "\n".join(failures)
 
 
-def test_a_file_that_prints_when_imported_is_checked_its_output_on_stderr(folder, tmp_path):
+def test_a_file_that_prints_when_imported_is_checked_its_output_on_stderr(folder, tmp_path, one_lane):
     """Once, from the check's own import: the lanes that import it again keep quiet.
     (A suite of a few lines: the claim is the grader's, whatever the suite's tests are.)"""
     root = fake_suite.write(tmp_path / "suite", fake_suite.STEPS_ONE_AND_TWO)

@@ -109,7 +109,7 @@ def steps_one_and_two(folder):
     return path
 
 
-def test_a_half_written_file_checks_step_by_step(tmp_path):
+def test_a_half_written_file_checks_step_by_step(tmp_path, one_lane):
     """Steps 1 and 2 written: they are checked and pass, every other part is "not written yet"
     (named, not run), and the check exits 1; ``--step 1`` runs step 1 alone and exits 0.
     (A suite of a few lines: the claim is the grader's, whatever the suite's tests are.)"""
@@ -129,7 +129,7 @@ def test_a_half_written_file_checks_step_by_step(tmp_path):
     assert "step 2" not in out.getvalue()
 
 
-def test_a_file_that_writes_when_imported_leaves_the_suite_and_its_folder_as_found(tmp_path, monkeypatch):
+def test_a_file_that_writes_when_imported_leaves_the_suite_and_its_folder_as_found(tmp_path, monkeypatch, one_lane):
     """A stray ``open_store("store.db")`` at the file's top level runs in a scratch folder of its
     own: no ``store.db`` appears beside the file, in the suite's folder (where the lanes run), or
     where the check was started, though the check and each of its lanes import the file."""
