@@ -252,8 +252,10 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
     ``seed``: Hypothesis's seed (``--hypothesis-seed``); a new one is drawn
     and printed when none is given, so that every rerun line can name it
     (none under a derandomized profile, ``ci``: its examples need no seed).
-    The project's example database is kept (``storage``), so a rerun replays
-    the failing example first. ``seen``: called with each part's key and
+    A rerun draws the same examples from the seed it names: Hypothesis keeps
+    no examples under a forced seed (its database key is None then), so
+    ``storage`` (the project's, by default) holds only the caches it reads
+    at start, the Unicode tables and the constants of each source file. ``seen``: called with each part's key and
     ``Outcome`` as it ends (a test looks at the structured outcome behind the report).
     ``as_json``: print one JSON document (docs/CHECK_JSON.md) instead of text.
     Exit 0: every part of the lab passed; 1: one failed; 2: a part, or a
