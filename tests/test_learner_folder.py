@@ -43,11 +43,13 @@ def learner_folder(parent, source):
 
 @pytest.fixture(params=["correct", "buggy"])
 def learner_file(request, tmp_path):
-    if request.param == "correct":
-        return learner_folder(tmp_path, loader.DEFAULT_PATH)
-    bug = next(b for b in known.BUGS if b.id == "strip-before-check")  # a step-1 bug
-    buggy = meta.write_bugs(tmp_path / "bugs", [bug])[bug.id]
-    return learner_folder(tmp_path, buggy)
+    return learner_folder(tmp_path, loader.DEFAULT_PATH) if request.param == "correct" else buggy_file(tmp_path)
+
+
+def buggy_file(tmp_path):
+    """A learner's folder with a copy of client.py that fails step 1 (its failing example is saved)."""
+    bug = next(b for b in known.BUGS if b.id == "strip-before-check")
+    return learner_folder(tmp_path, meta.write_bugs(tmp_path / "bugs", [bug])[bug.id])
 
 
 def as_a_learner_runs(*args, cwd=runner.ROOT):
@@ -86,14 +88,16 @@ def test_pytest_impl_leaves_the_learner_folder_as_found(learner_file):
 
 
 @pytest.mark.parametrize("form", ["--impl=client.py", "--impl client.py"])
-def test_pytest_impl_run_from_the_learner_folder_leaves_it_as_found(learner_file, form):
+def test_pytest_impl_run_from_the_learner_folder_leaves_it_as_found(tmp_path, form):
     """Run where a learner is: in their folder, naming the file relatively and the suite's tests by path.
 
     Hypothesis would keep ``.hypothesis/`` in the folder pytest runs in, and
     pytest its ``.pytest_cache`` in its root, which is the file's folder for
     ``--impl PATH`` with a space (pytest issue #8846): the suite's plugin
-    moves both to the suite's folder.
+    moves both to the suite's folder. A failing file: its run writes all a
+    passing one does (the cache, the bytecode) and more (the failing example).
     """
+    learner_file = buggy_file(tmp_path)
     before = listing(learner_file.parent)
     step1 = str(runner.ROOT / "properties" / STEP1_NODE)
     done = as_a_learner_runs("pytest", *form.split(" "), step1, "-q", cwd=learner_file.parent)
