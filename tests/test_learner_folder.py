@@ -5,8 +5,8 @@ store or temporary file appears beside or under the learner's ``client.py``,
 and the file's bytes and modification time are unchanged. Checked with
 bytecode writing ON (``PYTHONDONTWRITEBYTECODE`` removed from the
 environment), as on a learner's machine: ``check`` on a correct file through
-the deeper levels (whose tests start processes of their own that load it)
-and on a known-buggy one through step 1; ``pytest --impl`` through one cheap test.
+step 7 (whose tests start processes of their own that load it) and on a
+known-buggy one through step 1; ``pytest --impl`` through one cheap test.
 """
 
 import io
@@ -60,11 +60,12 @@ def as_a_learner_runs(*args, cwd=runner.ROOT):
 
 
 def test_check_leaves_the_learner_folder_as_found(learner_file):
-    # The correct file goes through the deeper levels, whose tests load it in
-    # processes of their own (receivers, a fresh interpreter); the buggy one
-    # stops at step 1's first failure. (The whole check would cost 12 s more.)
+    # The correct file goes through step 7, whose tests load it in processes of their
+    # own: receivers (resume/testing/drivers/receiver.py), the one kind of process the
+    # suite starts on the file (the deeper levels' and the power level's too, under
+    # strace or not); the buggy one stops at step 1's first failure.
     before = listing(learner_file.parent)
-    part = "deeper" if exit_code(learner_file) == 0 else "1"
+    part = "7" if exit_code(learner_file) == 0 else "1"
     done = as_a_learner_runs("resume", "check", str(learner_file), "--step", part)
     assert done.returncode == exit_code(learner_file), done.stdout + done.stderr
     assert listing(learner_file.parent) == before
