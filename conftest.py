@@ -85,7 +85,7 @@ def pytest_configure(config):
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: a worker per core and one more, as ``resume check`` has a lane more than cores.
     Many tests wait (a busy timeout, a silent peer, a receiver starting, a subprocess's check):
-    the extra worker runs meanwhile (on 2 cores the README's run took 29-31 s, against 30-34 s)."""
+    the extra worker runs meanwhile. Figures: docs/BENCHMARKS.md, "The README's test command"."""
     return (os.cpu_count() or 1) + 1
 
 

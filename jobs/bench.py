@@ -27,6 +27,10 @@ Sections (``--only`` takes a comma-separated list of these names):
 * ``commits``    - ``apply_event`` commits per second against the floor: the
   same SQL in one raw sqlite3 transaction per event on the same kind of
   temporary file.
+* ``tests``      - the README's test command, ``python3 -m pytest -n auto``
+  (properties/, stateful/ and tests/, a worker per core and one more), as a
+  developer runs it, on the project's example database: wall and CPU of
+  each of a few runs.
 * ``check``      - the learner's wait: ``resume check`` whole (``dev``, every
   part) on a stratified sample of the known bugs, every correct variant and
   resume/client.py; per part and for the whole check, the median, the 90th
@@ -35,8 +39,8 @@ Sections (``--only`` takes a comma-separated list of these names):
   ``--check`` runs this alone.
 
 It is a script, not a test: it asserts nothing and only reports. Every suite
-run gets a fresh, empty Hypothesis example database, so that nothing saved
-earlier is replayed. The machine it ran on is recorded with the figures; a
+run but the README's gets a fresh, empty Hypothesis example database, so that
+nothing saved earlier is replayed. The machine it ran on is recorded with the figures; a
 loaded machine makes every time longer, and ratios are the sturdier figures.
 """
 
@@ -48,6 +52,7 @@ import os
 import pathlib
 import platform
 import re
+import resource
 import sqlite3
 import statistics
 import sys
@@ -66,7 +71,7 @@ from resume.testing import model
 from resume.testing.grading import runner
 from resume.testing.strategies import foreign_stores
 
-SECTIONS = ("suite", "catch", "yield", "strategies", "commits", "check")
+SECTIONS = ("suite", "tests", "catch", "yield", "strategies", "commits", "check")
 KEPT_MARKER = "<!-- measured by other jobs: kept by python -m jobs.bench -->"
 COMMAND = "python -m jobs.bench"
 SUITE = ["properties", "stateful"]
@@ -92,23 +97,36 @@ def machine():
         ("Python", platform.python_version()),
         ("Hypothesis", hypothesis.__version__),
         ("load average (1/5/15 min) at start", load),
+        ("CPU seconds of a fixed loop (sum(range(3e7)), best of 3)", f"{yardstick():.2f}"),
         ("date (UTC)", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")),
     ]
+
+
+def yardstick():
+    """CPU seconds of a fixed loop: this machine's speed at the time (a shared machine's varies by
+    a fifth from one minute to the next, measured), to read the other figures by."""
+    spent = []
+    for _ in range(3):
+        started = time.process_time()
+        sum(range(30_000_000))
+        spent.append(time.process_time() - started)
+    return min(spent)
 
 
 # ---------------------------------------------------------------- the suite
 
 
-def run_suite(profile, workers, extra=(), env_extra=None):
-    """One pytest run of the suite; (seconds, last summary line, exit code).
+def run_suite(profile, workers, extra=(), env_extra=None, paths=SUITE, storage=None):
+    """One pytest run of the suite (``paths``: none for the default testpaths); (seconds, last summary
+    line, exit code). ``workers``: a number, or ``"auto"``.
 
-    Through the project's runner: a fresh, empty example database and no
-    shared one (nothing replayed), the failing tests read from its results.
+    Through the project's runner: by default a fresh, empty example database
+    and no shared one (nothing replayed), the failing tests read from its results.
     """
-    args = ["-q", "-p", "no:cacheprovider", *SUITE, *extra]
-    if workers > 1:
+    args = ["-q", "-p", "no:cacheprovider", *paths, *extra]
+    if workers == "auto" or workers > 1:
         args += ["-n", str(workers)]
-    done = runner.run(args, root=PROJECT_ROOT, profile=profile, extra_env=env_extra,
+    done = runner.run(args, root=PROJECT_ROOT, profile=profile, extra_env=env_extra, storage=storage,
                       timeout=SUITE_TIMEOUT)
     if done.timed_out:
         return done.wall, f"stopped after {SUITE_TIMEOUT} s", None
@@ -120,6 +138,23 @@ def run_suite(profile, workers, extra=(), env_extra=None):
         summary += ": " + ", ".join(failed)
         print(done.output[-6000:], file=sys.stderr)  # what failed, for whoever runs the benchmark
     return done.wall, summary, done.returncode
+
+
+TESTS_RUNS = 3
+
+
+def tests_section():
+    """The README's test command, ``TESTS_RUNS`` times: ``[(run, wall s, CPU s, result)]``. CPU: user
+    and system time of every process of the run (its workers, the checks they start)."""
+    rows = []
+    for run in range(1, TESTS_RUNS + 1):
+        print(f"[bench] the README's test command, run {run}...", file=sys.stderr, flush=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds, summary, _ = run_suite("dev", "auto", paths=(), storage=runner.KEEP)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        rows.append((str(run), f"{seconds:.1f}", f"{cpu:.1f}", summary))
+    return rows
 
 
 def xdist_available():
@@ -443,6 +478,12 @@ def report(figures, only):
                 table(["state machine", "runs", "steps", "s", "steps/s"], steps)]
         if plain:
             out += ["", "Tests without Hypothesis (a fixed scenario):", "", table(["test", "s"], plain)]
+    if "tests" in figures:
+        out += ["", "## The README's test command (dev)", "",
+                "`python3 -m pytest -n auto` in the project root, as a developer runs it (the project's example",
+                "database, Hypothesis's caches warm): properties/, stateful/ and tests/, a worker per core and one",
+                "more (conftest.py). CPU: user and system seconds of every process of the run.", "",
+                table(["run", "wall s", "CPU s", "result"], figures["tests"])]
     if "yield" in figures:
         rows, missed = figures["yield"]
         out += ["", "## What each test is worth: its seconds and the known bugs it catches (dev)", "",
@@ -548,6 +589,8 @@ def main(argv=None):
     if "suite" in only:
         walls, records = suite_section()
         figures["suite"] = (walls, rates_tables(records))
+    if "tests" in only:
+        figures["tests"] = tests_section()
     if "yield" in only:
         figures["yield"] = yield_section(options.bugs.split(",") if options.bugs else None)
     if "catch" in only:
