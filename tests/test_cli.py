@@ -323,7 +323,11 @@ def test_ctrl_c_during_check_ends_the_suite_removes_its_files_and_exits_130(tmp_
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = dict(os.environ, TMPDIR=str(temp))
-    check = subprocess.Popen([sys.executable, "-m", "resume", "check", str(impl)], env=env,
+    # As from a terminal: SIGINT not ignored. A pytest started in the background by a script (`&`)
+    # ignores it, and so would every child; Python then raises no KeyboardInterrupt at all.
+    as_from_a_terminal = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                          "os.execv(sys.executable, [sys.executable, '-m', 'resume', 'check', sys.argv[1]])")
+    check = subprocess.Popen([sys.executable, "-c", as_from_a_terminal, str(impl)], env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30
