@@ -23,6 +23,19 @@ STEPS_ONE_AND_TWO = {
 }
 
 
+# Step 1 alone: the suite's receiver process on the file under test, a session with the real publisher.
+A_RECEIVER = {"properties/test_step1_fake.py": (
+    "import asyncio\n"
+    "from resume.publisher import Publisher\n"
+    "from resume.testing.drivers import loader, receiver\n\n"
+    "def test_a_receiver_process(impl, tmp_path):\n"
+    "    async def session():\n"
+    "        async with Publisher([(0, 5), (1, 7)]) as publisher:\n"
+    "            return await receiver.run(loader.chosen_path(), publisher.port, tmp_path / 'store.db')\n"
+    "    code, out, err = asyncio.run(session())\n"
+    "    assert (code, out.strip()) == (0, 'last=1 total=12'), err\n")}
+
+
 def write(root, files):
     """A suite at ``root``: an empty conftest.py and each file of ``files`` (``{relative path: source}``)."""
     root.mkdir(parents=True)

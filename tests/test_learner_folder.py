@@ -4,9 +4,12 @@ Claim (issue 19): no ``__pycache__``, ``.hypothesis``, ``.pytest_cache``,
 store or temporary file appears beside or under the learner's ``client.py``,
 and the file's bytes and modification time are unchanged. Checked with
 bytecode writing ON (``PYTHONDONTWRITEBYTECODE`` removed from the
-environment), as on a learner's machine: ``check`` on a correct file through
-step 7 (whose tests start processes of their own that load it) and on a
-known-buggy one through step 1; ``pytest --impl`` through one cheap test.
+environment), as on a learner's machine: ``check`` on a known-buggy file
+through step 1, as a learner runs it, and on a correct file through a suite
+whose one test starts the suite's receiver process on it (the one kind of
+process the suite starts on the file); ``pytest --impl`` through one cheap
+test, with the buggy file (a failing run writes all a passing one does, and
+the failing example).
 """
 
 import io
@@ -41,11 +44,6 @@ def learner_folder(parent, source):
     return folder / "client.py"
 
 
-@pytest.fixture(params=["correct", "buggy"])
-def learner_file(request, tmp_path):
-    return learner_folder(tmp_path, loader.DEFAULT_PATH) if request.param == "correct" else buggy_file(tmp_path)
-
-
 def buggy_file(tmp_path):
     """A learner's folder with a copy of client.py that fails step 1 (its failing example is saved)."""
     bug = next(b for b in known.BUGS if b.id == "strip-before-check")
@@ -59,32 +57,42 @@ def as_a_learner_runs(*args, cwd=runner.ROOT):
                           capture_output=True, text=True, timeout=300)
 
 
-def test_check_leaves_the_learner_folder_as_found(learner_file):
-    # The correct file goes through step 7, whose tests load it in processes of their
-    # own: receivers (resume/testing/drivers/receiver.py), the one kind of process the
-    # suite starts on the file (the deeper levels' and the power level's too, under
-    # strace or not); the buggy one stops at step 1's first failure.
+def test_check_leaves_a_buggy_files_folder_as_found(tmp_path):
+    """As a learner runs it: step 1 fails, and Hypothesis saves the failing example."""
+    learner_file = buggy_file(tmp_path)
     before = listing(learner_file.parent)
-    part = "7" if exit_code(learner_file) == 0 else "1"
-    done = as_a_learner_runs("resume", "check", str(learner_file), "--step", part)
-    assert done.returncode == exit_code(learner_file), done.stdout + done.stderr
+    done = as_a_learner_runs("resume", "check", str(learner_file), "--step", "1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert listing(learner_file.parent) == before
+
+
+def test_check_leaves_a_correct_files_folder_as_found_though_its_processes_load_it(tmp_path, monkeypatch):
+    """The check loads the file, its lane too, and the lane's test starts a receiver process on it
+    (resume/testing/drivers/receiver.py: the one kind of process the suite starts on a learner's
+    file, in step 7, the deeper levels and the power level alike, under strace or not), which runs
+    a session with the real publisher. Bytecode writing is on, as on a learner's machine."""
+    learner_file = learner_folder(tmp_path, loader.DEFAULT_PATH)
+    root = fake_suite.write(tmp_path / "suite", fake_suite.A_RECEIVER)
+    before = listing(learner_file.parent)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    out = io.StringIO()
+    assert check.check(learner_file, steps=["1"], seed=0, storage=tmp_path / "hypothesis", out=out,
+                       err=io.StringIO(), root=root) == 0, out.getvalue()
     assert listing(learner_file.parent) == before
 
 
 # One class of step 1's property: the buggy file fails it (and Hypothesis saves
-# the failing example), the correct one passes; a whole file costs seconds more.
+# the failing example); a whole file costs seconds more.
 STEP1_NODE = "test_step1_parse_line.py::test_parse_line_does_what_the_model_predicts[malformed: CR or CRLF]"
 
 
-def exit_code(learner_file):
-    """pytest's exit code for the learner's file: 0 for the correct copy, 1 for the buggy one."""
-    return 0 if learner_file.read_bytes() == loader.DEFAULT_PATH.read_bytes() else 1
-
-
-def test_pytest_impl_leaves_the_learner_folder_as_found(learner_file):
+def test_pytest_impl_leaves_the_learner_folder_as_found(tmp_path):
+    learner_file = buggy_file(tmp_path)
     before = listing(learner_file.parent)
     done = as_a_learner_runs("pytest", "--impl", str(learner_file), f"properties/{STEP1_NODE}", "-q")
-    assert done.returncode == exit_code(learner_file), done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
     assert listing(learner_file.parent) == before
 
 
@@ -102,7 +110,7 @@ def test_pytest_impl_run_from_the_learner_folder_leaves_it_as_found(tmp_path, fo
     before = listing(learner_file.parent)
     step1 = str(runner.ROOT / "properties" / STEP1_NODE)
     done = as_a_learner_runs("pytest", *form.split(" "), step1, "-q", cwd=learner_file.parent)
-    assert done.returncode == exit_code(learner_file), done.stdout + done.stderr
+    assert done.returncode == 1, done.stdout + done.stderr
     assert listing(learner_file.parent) == before
 
 
