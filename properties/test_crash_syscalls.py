@@ -8,7 +8,8 @@ and ``recvfrom`` (a kill there is a kill just after the previous ACK left).
 Then, for each point, a new receiver is killed with SIGKILL on entering that
 call; the store must be fully old or fully new (``total == SUM(ledger)``, the
 ledger exactly ``0..last``, nothing published otherwise, every ACK the
-publisher got is committed); then a new process resumes to the end of the log,
+publisher got is committed); then a new receiver (in the test's own process:
+the killed one was the real process) resumes to the end of the log,
 recognising the resent duplicate, and the store must hold each event exactly
 once.
 
@@ -30,7 +31,6 @@ Without a working strace the tests skip, naming the install command; with
 
 import asyncio
 import os
-import pathlib
 
 import pytest
 import pytest_asyncio
@@ -50,10 +50,10 @@ SESSION = ("run_client(host, port, path, timeout) in a receiver process, the pub
 EXHAUSTIVE = settings.default.max_examples >= 100 or settings.get_current_profile_name() in ("ci", "fuzz")
 
 
-async def session(impl_path, db, point=None, *, then_resume=False):
+async def session(impl, db, point=None, *, then_resume=False):
     """The short session under strace with ``point`` injected, then (if asked) a clean
-    receiver process resuming from the same store with the same publisher (whose
-    own ACK cursor goes on): ``(run, publisher, after_crash, resumed)``.
+    receiver resuming from the same store with the same publisher (whose own ACK cursor
+    goes on), in this process: ``(run, publisher, after_crash, resumed)``.
 
     ``after_crash`` is what was wrong with the store right after the first
     process ended; ``resumed`` is ``(returncode, stderr, the publisher's ACK cursor and
@@ -61,30 +61,24 @@ async def session(impl_path, db, point=None, *, then_resume=False):
     """
     async with Publisher(LOG) as publisher:
         publisher.plan(raw=DUPLICATE)
-        run = await crash.run(impl_path, publisher.port, db, point)
+        run = await crash.run(impl.__file__, publisher.port, db, point)
         await publisher.idle()
         after_crash = crash.consistency(db, dict(LOG), publisher.acks)
         resumed = None
         if then_resume and not after_crash:
             acked, stored = publisher.acked, crash.read_store(db)[0]
-            code, _, err = await receiver.run(impl_path, publisher.port, db)
+            code, _, err = await receiver.run_here(impl, publisher.port, db)
             await publisher.idle()
             resumed = code, err, acked, stored
     return run, publisher, after_crash, resumed
 
 
-@pytest.fixture(scope="module")
-def impl_path(impl):
-    """The file of the implementation under test: each receiver is a process of its own."""
-    return pathlib.Path(impl.__file__)
-
-
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def dry_run(impl_path):
+async def dry_run(impl):
     """The session with nothing injected: its trace names every crash point."""
     crash.require_strace()
     with crash.disk_folder() as folder:
-        run, publisher, _, _ = await session(impl_path, os.path.join(folder, "store.db"))
+        run, publisher, _, _ = await session(impl, os.path.join(folder, "store.db"))
     assert run.returncode == 0, run.err
     assert publisher.acks == ACKS, publisher.sessions
     # A sweep over nothing would pass: every kind must show up in the trace.
@@ -118,13 +112,13 @@ def last_line(text):
     return (text.strip().splitlines() or [""])[-1]
 
 
-async def explore(impl_path, run, point):
+async def explore(impl, run, point):
     """Kill (or fault) the session at ``point``, check, resume, check again; return the problems."""
     log = dict(LOG)
     where = run.describe(point)
     with crash.disk_folder() as folder:
         db = os.path.join(folder, "store.db")
-        hit, publisher, after_crash, resumed = await session(impl_path, db, point, then_resume=True)
+        hit, publisher, after_crash, resumed = await session(impl, db, point, then_resume=True)
         if point.fault == "KILL":
             if hit.returncode != receiver.KILLED:
                 return [f"{where}: the receiver was not killed (exit {hit.returncode}): {hit.err[-500:]}"]
@@ -170,12 +164,12 @@ async def explore(impl_path, run, point):
 AT_ONCE = os.cpu_count() or 1
 
 
-async def sweep(impl_path, run, points, expected):
+async def sweep(impl, run, points, expected):
     """Explore each point, AT_ONCE at a time; the first (in the points' order) that breaks is the
     counterexample, reported as the learner reads it."""
     for start in range(0, len(points), AT_ONCE):
         chunk = points[start:start + AT_ONCE]
-        found = await asyncio.gather(*(explore(impl_path, run, point) for point in chunk))
+        found = await asyncio.gather(*(explore(impl, run, point) for point in chunk))
         for point, problems in zip(chunk, found):
             if not problems:
                 continue
@@ -194,18 +188,18 @@ def summary(run, points):
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_every_crash_point_of_a_short_session_leaves_the_store_consistent_and_exactly_once(
-        impl_path, dry_run, capsys):
+        impl, dry_run, capsys):
     points = sample(dry_run, crash.KINDS)
     with capsys.disabled():
         print("\n" + summary(dry_run, points))
-    await sweep(impl_path, dry_run, points, "all or nothing of each event (total = SUM(ledger), the ledger exactly "
+    await sweep(impl, dry_run, points, "all or nothing of each event (total = SUM(ledger), the ledger exactly "
                 "seqs 0..last, every ACKed event in it), then the resumed session applying each event exactly once")
 
 
 @pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("fault", crash.FAULTS)
 async def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitted_and_a_new_session_finishes(
-        impl_path, dry_run, fault, capsys):
+        impl, dry_run, fault, capsys):
     # SQLite ignores a failed sync of the store's FOLDER (made once, after it
     # creates the first journal) by design; faults go to the store's files.
     points = [crash.Point(p.kind, p.index, fault) for p in sample(dry_run, crash.STORE_KINDS)
@@ -214,5 +208,5 @@ async def test_an_io_error_at_any_store_call_fails_loudly_acks_nothing_uncommitt
         points = points[:1]  # dev: one fault of each errno
     with capsys.disabled():
         print(f"\n{fault} injected: explored {len(points)} of {len(dry_run.points(crash.STORE_KINDS))} store calls")
-    await sweep(impl_path, dry_run, points, "SQLite's error from the receiver, no ACK of an event not committed, the "
+    await sweep(impl, dry_run, points, "SQLite's error from the receiver, no ACK of an event not committed, the "
                 "store consistent, then the resumed session applying each event exactly once")

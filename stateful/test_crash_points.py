@@ -1,11 +1,12 @@
 """A state machine that kills the receiver at a crash point Hypothesis draws, and resumes.
 
 Real parts: a store file on a real disk folder, the real publisher on a
-loopback port, receiver processes (``python -m resume consume``) run under
+loopback port, receiver processes (resume/testing/drivers/receiver.py) run under
 strace (resume/testing/drivers/crash.py). Rules publish events, and crash a receiver
 at a point drawn as (syscall kind, index): SIGKILL on entering the
 ``index``-th ``pwrite64``, ``fdatasync``, ``sendto`` or ``recvfrom`` of its
-session; then a new process takes over the same store, to the end of the log.
+session; then a new receiver takes over the same store, to the end of the log
+(in the test's own process: the killed one was the real process).
 A failure shrinks toward the first kind and the smallest index, and the note
 says where the receiver died, read from its own trace ("killed at fdatasync
 #2, during event 1's commit").
@@ -13,7 +14,7 @@ says where the receiver died, read from its own trace ("killed at fdatasync
 After every step: the store is fully old or fully new for every event
 (``total == SUM(ledger)``, the ledger exactly ``0..last`` as published), and
 every ACK the publisher received is for a committed event. After each
-takeover: the new process exits cleanly at the end of the log, having sent
+takeover: the new receiver ends cleanly at the end of the log, having sent
 the RESUME line and the ACKs that the model's ``run_client`` predicts on the
 store the crash left, for the lines the publisher sent.
 
@@ -23,7 +24,6 @@ few and short under ``dev`` (a crash budget of one per run); ``ci`` and
 """
 
 import os
-import pathlib
 import tempfile
 
 import pytest
@@ -43,11 +43,12 @@ MAX_INDEX = 40  # two or three commits' store calls; past the session's end, no 
 
 
 class CrashPoints(AsyncRuleBasedStateMachine):
-    """The machine, handed the implementation's file (each receiver is a process of its own)."""
+    """The machine, handed the implementation (the module; each killed receiver is a process of
+    its own, loading its file)."""
 
-    def __init__(self, impl_path):
+    def __init__(self, impl):
         super().__init__()
-        self.impl_path = impl_path
+        self.impl = impl
 
     # Every run crashes once from the start: Hypothesis's first runs of a
     # machine are its simplest, and under dev a run that never drew the
@@ -79,8 +80,7 @@ class CrashPoints(AsyncRuleBasedStateMachine):
     async def crash_then_resume(self, kind, index):
         self.crashes += 1
         point = crash.Point(kind, index)
-        impl_path = self.impl_path
-        run = await crash.run(impl_path, self.publisher.port, self.db, point)
+        run = await crash.run(self.impl.__file__, self.publisher.port, self.db, point)
         await self.publisher.idle()
         killed = run.returncode == receiver.KILLED
         note(run.describe(point) + ("" if killed else f"; not killed: exit {run.returncode}"))
@@ -89,13 +89,13 @@ class CrashPoints(AsyncRuleBasedStateMachine):
         self.check()  # fully old or fully new, before anyone repairs anything
 
         left = model.Store(*crash.read_store(self.db))  # as the crash left it
-        code, _, err = await receiver.run(impl_path, self.publisher.port, self.db)
+        code, _, err = await receiver.run_here(self.impl, self.publisher.port, self.db)
         await self.publisher.idle()
         session = self.publisher.sessions[-1]
         last_line = (err.strip().splitlines() or [""])[-1]
         note(f"takeover: exit {code} {last_line}; publisher saw {session.resume!r}, ACKs {session.acks}")
         if code != 0:
-            model.differs("run_client in a new process on the store the crash left", "it runs to the end",
+            model.differs("run_client on the store the crash left", "it runs to the end",
                           f"exit code {code}: {last_line}", model.OBSERVED["applied once"])
         # The model's run_client on the store the crash left, given the lines the publisher sent.
         predicted = await left.run_client(receiver.TIMEOUT, b"".join(session.sent).splitlines(keepends=True))
@@ -122,7 +122,7 @@ def _strace():
 
 
 def test_a_receiver_killed_at_any_store_call_is_taken_over_exactly_once(impl):
-    run_state_machine_as_test(lambda: CrashPoints(pathlib.Path(impl.__file__)), settings=settings(
+    run_state_machine_as_test(lambda: CrashPoints(impl), settings=settings(
         max_examples=EXAMPLES,
         stateful_step_count=max(4, settings.default.stateful_step_count // 3),
     ))
