@@ -76,23 +76,26 @@ def _unhex(text):
     return bytes.fromhex(text.replace("\\x", ""))
 
 
+# A piece of an argument list: a quoted string whole (or what is left of one cut short), a run of
+# characters that are none of the others, or one quote, comma or bracket.
+_PIECE = re.compile(r'"[^"]*"?|[^",\[\](){}]+|.', re.S)
+
+
 def _args(text):
-    """strace's argument list split at top-level commas; strings and <paths> decoded to bytes."""
-    parts, depth, current, quoted = [], 0, "", False
-    for char in text:
-        if char == '"':
-            quoted = not quoted
-        if not quoted and char in "[{(":
+    """strace's argument list split at top-level commas (not inside brackets or strings)."""
+    parts, depth, current = [], 0, []
+    for piece in _PIECE.findall(text):  # a page's hex string is one piece: no loop over its characters
+        if piece == "," and depth == 0:
+            parts.append("".join(current).strip())
+            current = []
+            continue
+        if piece in ("[", "{", "("):
             depth += 1
-        elif not quoted and char in "]})":
+        elif piece in ("]", "}", ")"):
             depth -= 1
-        if char == "," and depth == 0 and not quoted:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += char
-    if current.strip():
-        parts.append(current.strip())
+        current.append(piece)
+    if "".join(current).strip():
+        parts.append("".join(current).strip())
     return parts
 
 
