@@ -1,6 +1,7 @@
 """The lanes of ``resume check`` (``grading.lanes``): the parts shared out among a few pytest
-processes, each test run once, and each part's report its FIRST failure in the suite's order, as
-if the part had run alone with ``-x``, though a later test fails sooner in another lane."""
+processes (lanes forked from one), each test run once, and each part's report its FIRST failure in
+the suite's order, as if the part had run alone with ``-x``, though a later test fails sooner in
+another lane."""
 
 from tests import fake_suite
 from resume.testing.drivers import loader
@@ -70,3 +71,17 @@ def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tm
     # one line: the stack may be taken at the loop's test or at its body
     assert found.in_your_file.endswith("while True: pass") and found.in_your_file.startswith("client.py:")
     assert "(still running here when the check stopped it)" in verdict.render(found)
+
+
+def test_a_lane_that_dies_leaves_its_unit_broken_and_a_new_lane_takes_the_units_left(tmp_path, monkeypatch):
+    """The file under test may end the process (``os._exit``): the unit it was running is broken,
+    with the exit code and the test, and the parts after it still run, in a lane started anew."""
+    monkeypatch.setenv("RESUME_CHECK_JOBS", "1")
+    root = a_suite(tmp_path / "suite")
+    (root / "properties" / "test_step1_fake.py").write_text(
+        "import os\ndef test_a_frame(impl):\n    os._exit(3)\n")
+    parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
+    ended = dict(lanes.run_parts(loader.DEFAULT_PATH, parts, root=root, outcome=check.outcome))
+    assert ended["1"].status == "broken", ended["1"]
+    assert ended["1"].error.endswith("ended (exit code 3) during properties/test_step1_fake.py::test_a_frame"), ended["1"]
+    assert ended["2"].status == "passed" and ended["2"].tests == 3, ended["2"]

@@ -1,14 +1,15 @@
 """Run the parts of ``resume check`` in a few pytest processes that share them out: ``run_parts``.
 
-A pytest process costs most of a second of CPU to start, about as much as a part's tests; one per
-part made the CPU, not the tests, the learner's wait, and a part of one long file kept one core
-busy while the other had nothing left. So a few processes (lanes, ``lanes()``) each get every
-part's files and ``lanes_plugin``, and take units of tests (a test function's items) in the suite's
-order through a folder they share; each part behaves as if run alone with ``-x``. This module
-starts them, reads each part's end from that folder as it comes (``units.json``, then
-``done-<part>.<n>.json`` for each unit) with its tests from the lanes' results files, and yields
-one ``check.Outcome`` per part, in order. A lane that dies (the file under test ended the process)
-has the unit it held written ``broken``, and a new lane takes the units left.
+A pytest process costs most of a second of CPU to start and collect, about as much as a part's
+tests; one per part made the CPU, not the tests, the learner's wait, and a part of one long file
+kept one core busy while the other had nothing left. So one pytest process collects every part's
+files once, with ``lanes_plugin``, and forks a few lanes (``lanes()``) from there: each takes
+units of tests (a test function's items) in the suite's order through a folder they share; each
+part behaves as if run alone with ``-x``. This module starts that process, reads each part's end
+from the folder as it comes (``units.json``, then ``done-<part>.<n>.json`` for each unit) with its
+tests from the lanes' results files (``lane-<n>.jsonl``), and yields one ``check.Outcome`` per
+part, in order. A lane that dies (the file under test ended the process) has the unit it held
+written ``broken``, and a new process takes the units left.
 """
 
 import concurrent.futures
@@ -24,7 +25,8 @@ from resume.testing.grading import runner
 
 PLUGIN = "resume.testing.grading.lanes_plugin"
 DIR_VAR = "RESUME_LANES_DIR"  # the folder the lanes share
-LANE_VAR = "RESUME_LANE"  # this lane's number
+LANE_VAR = "RESUME_LANE"  # the number of the first lane the process forks
+FORKS_VAR = "RESUME_LANE_FORKS"  # how many lanes it forks
 LOOK_EVERY = 0.05  # seconds between two looks at the folder
 
 
@@ -51,22 +53,23 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
         (folder / "parts.json").write_text(json.dumps({
             "order": [key for key, _ in parts], "gate": list(gate), "gated": gated,
             "files": {key: [str(pathlib.Path(f).resolve()) for f in fs] for key, fs in parts}}))
-        started = []  # [(future of runner.run, its results file)], by lane
+        started = []  # [future of runner.run]: each process that forks lanes
+        process_of = []  # lane n -> the index in ``started`` of the process that forked it
 
-        def start():
-            results = folder / f"lane-{len(started)}.jsonl"
-            started.append((pool.submit(
+        def start(count):
+            first = len(process_of)
+            process_of.extend([len(started)] * count)
+            started.append(pool.submit(
                 runner.run, [f"--impl={impl}", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
                              "--continue-on-collection-errors", *args, *files],
-                root=root, profile=profile, storage=storage, results=results,
-                extra_env={**(extra_env or {}), DIR_VAR: str(folder),
-                           LANE_VAR: str(len(started))}), results))
+                root=root, profile=profile, storage=storage, results=folder / f"forks-{len(started)}.jsonl",
+                extra_env={**(extra_env or {}), DIR_VAR: str(folder), LANE_VAR: str(first),
+                           FORKS_VAR: str(count)}))
 
         try:
-            for _ in range(min(lanes(), len(parts))):  # one part (a rerun of one step): one process
-                start()
+            start(min(lanes(), len(parts)))  # one part (a rerun of one step): one lane
             while (units := _read(folder / "units.json")) is None:
-                if all(future.done() for future, _ in started):  # no lane got past collection
+                if all(future.done() for future in started):  # no lane got past collection
                     units = {key: None for key, _ in parts}
                     break
                 time.sleep(LOOK_EVERY)
@@ -74,12 +77,12 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
                 names = [f"{key}.{n}" for n in range(units[key] or 0)]
                 while units[key] is not None and not all((folder / f"done-{unit}.json").exists()
                                                           for unit in names):
-                    _watch(folder, units, started, start, bound)
+                    _watch(folder, units, started, process_of, start, bound)
                     time.sleep(LOOK_EVERY)
                 yield key, _outcome(folder, key, names if units[key] is not None else None, own,
-                                    started, outcome, root)
+                                    started, process_of, outcome, root)
         except BaseException:  # Ctrl-C, or the caller stopped early: end every lane now
-            futures = [future for future, _ in started]
+            futures = list(started)
             while not all(future.done() for future in futures):
                 runner.stop_all()  # again, for a lane that started its child meanwhile
                 concurrent.futures.wait(futures, timeout=0.05)
@@ -93,7 +96,13 @@ def _read(path):
         return None
 
 
-def _watch(folder, units, started, start, bound):
+def _ended(folder, lane, started, process_of):
+    """Whether lane ``lane`` has ended: its process saw it end (``ended-<n>.json``), or that
+    process has ended itself (it waits for every lane it forked; killed, it takes them along)."""
+    return (folder / f"ended-{lane}.json").exists() or started[process_of[lane]].done()
+
+
+def _watch(folder, units, started, process_of, start, bound):
     """A unit past ``bound`` ends its lane (``timeout``, with the lane's stack); a lane that ended
     leaves the unit it ran ``broken`` and gives back those it had only taken; units left with no
     lane to take them get a new one."""
@@ -114,10 +123,11 @@ def _watch(folder, units, started, start, bound):
                                   "tests": [], "stack": stack.read_text()})
             (folder / f"failed-{unit}").touch()  # the part's later units stop, as after a failure
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(began["pid"], signal.SIGKILL)
+                # The lane alone (the processes it started go with the rest, at the end).
+                os.kill(began["pid"], signal.SIGKILL)
     given_back = False
-    for lane, (future, _) in enumerate(started):
-        if future.done():
+    for lane in range(len(process_of)):
+        if _ended(folder, lane, started, process_of):
             for unit in every:
                 claim = folder / f"claim-{unit}"
                 if (folder / f"done-{unit}.json").exists() or not claim.exists() or claim.read_text() != str(lane):
@@ -128,9 +138,9 @@ def _watch(folder, units, started, start, bound):
                     claim.unlink()
                     given_back = True
     left = [unit for unit in every if f"claim-{unit}" not in names and not (folder / f"claim-{unit}").exists()]
-    if left and (given_back or all(future.done() for future, _ in started)):
-        if len(started) < 2 * len(every):  # else every lane dies at once: the units left are broken
-            start()
+    if left and (given_back or all(_ended(folder, lane, started, process_of) for lane in range(len(process_of)))):
+        if len(process_of) < 2 * len(every):  # else every lane dies at once: the units left are broken
+            start(1)
         else:
             for unit in left:
                 _write(folder, unit, {"lane": None, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []})
@@ -148,15 +158,16 @@ def _write(folder, unit, record):
     write(folder / f"done-{unit}.json", record)
 
 
-def _outcome(folder, part, units, own, started, outcome, root):
+def _outcome(folder, part, units, own, started, process_of, outcome, root):
     """The ``Outcome`` of one part from its units' ``done`` records and the lanes' results
     (``units`` None: no lane collected the tests)."""
     results = {}  # lane -> its tests by node id, read once
-    for lane, (_, path) in enumerate(started):
-        results[lane] = {test.nodeid: test for test in runner.read_results(path)[0]}
+    for lane in range(len(process_of)):
+        results[lane] = {test.nodeid: test for test in runner.read_results(folder / f"lane-{lane}.jsonl")[0]}
     own = {pathlib.Path(f).resolve() for f in own}
-    collect = list({test.nodeid: test for tests in results.values() for test in tests.values()  # a file of
-                    if "::" not in test.nodeid and test.failed  # the part not collected (by every lane alike)
+    collected = [runner.read_results(folder / f"forks-{n}.jsonl")[0] for n in range(len(started))]
+    collect = list({test.nodeid: test for tests in collected for test in tests  # a file of the part
+                    if "::" not in test.nodeid and test.failed  # not collected (by every process alike)
                     and pathlib.Path(root, test.nodeid).resolve() in own}.values())
     done = [_read(folder / f"done-{unit}.json") for unit in units or ()]
     cut = [record for record in done if record["status"] == "timeout"]
@@ -168,14 +179,15 @@ def _outcome(folder, part, units, own, started, outcome, root):
         return found
     broken = [record for record in done if record["status"] == "broken"]
     if units is None or collect or broken:  # the collection failed, or a lane died in this part
-        lane = broken[0]["lane"] if broken and broken[0]["lane"] is not None else -1
-        future = started[lane][0]
+        lane = broken[0]["lane"] if broken and broken[0]["lane"] is not None else len(process_of) - 1
+        future = started[process_of[lane]]
         run = future.result() if future.done() else None  # a lane still running past a file it could not collect
+        ended = _read(folder / f"ended-{lane}.json")
         found = outcome(runner.Run(3, sum(r["seconds"] for r in done), run.output if run else "", collect, cpu=None))
-        if run and not collect:  # what was seen: where the process was when it ended
+        if (ended or run) and not collect:  # what was seen: where the process was when it ended
             during = list(results[lane])[-1:] if units is not None else []
-            found.error = (f"the pytest process running it ended (exit code {run.returncode})"
-                           + (f" during {during[0]}" if during else ""))
+            found.error = (f"the pytest process running it ended (exit code "
+                           f"{ended['code'] if ended else run.returncode})" + (f" during {during[0]}" if during else ""))
         return found
     tests = [results[record["lane"]][nodeid] for record in done for nodeid in record["tests"]
              if nodeid in results[record["lane"]]]

@@ -1,12 +1,16 @@
-"""pytest plugin of one lane of ``resume check``: take the next unit no lane has taken, run it to its first failure.
+"""pytest plugin of the lanes of ``resume check``: each takes the next unit no lane has taken, and runs it to
+its first failure.
 
-``grading.lanes`` starts a few pytest processes (lanes), each with every part's files, this plugin
-and a folder they share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the
-suite's order, with their files. Each lane collects the same tests and cuts each part into units:
-a test function's items in a row (a first look is a unit of its own). A lane runs a unit only if
-it took it first (``claim-<part>.<n>``, created exclusively), and passes by the units other lanes
-took at no cost (no set-up, no report); so each unit runs once, taken in order by whichever lane
-is free, and no lane idles while one is left (a part of one long file still spreads over every core).
+``grading.lanes`` starts a pytest process with every part's files, this plugin and a folder the
+lanes share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the suite's order,
+with their files. The process collects the tests, cuts each part into units (a test function's
+items in a row; a first look is a unit of its own), and forks ``$RESUME_LANE_FORKS`` lanes,
+numbered from ``$RESUME_LANE``: each runs pytest's own loop over the same items, the learner's file
+already imported. The process itself runs no test: it waits for its lanes and writes
+``ended-<n>.json`` (the exit code) as each ends. A lane runs a unit only if it took it first
+(``claim-<part>.<n>``, created exclusively), and passes by the units other lanes took at no cost
+(no set-up, no report); so each unit runs once, taken in order by whichever lane is free, and no
+lane idles while one is left (a part of one long file still spreads over every core).
 
 Each part still behaves as if run alone with ``-x``: a unit ends at its first failure, and a unit
 whose part has an EARLIER unit that failed does not run (a failure in a later unit stops nothing
@@ -15,7 +19,8 @@ The deeper levels (``gated``) are taken last and wait until every unit of the st
 has ended; they run only if all of them passed.
 
 A unit that runs past its bound (``lanes``: a call that never returns) has its lane's stack taken
-and the lane ended; another lane takes the units left.
+and the lane ended; another lane takes the units left. Each lane writes its results
+(``report_plugin``) to ``lane-<n>.jsonl``; the forking process, its collection's, to ``forks-<k>.jsonl``.
 
 When a lane starts a unit it writes ``started-<part>.<n>.json`` (its pid, the time); when it ends
 it, ``done-<part>.<n>.json``: its status (``passed``, ``failed``,
@@ -40,14 +45,15 @@ from _pytest.runner import runtestprotocol  # as pytest's own protocol runs it, 
 
 from resume.testing import suite
 from resume.testing.grading import lanes
-from resume.testing.grading.lanes import DIR_VAR, LANE_VAR
+from resume.testing.grading.lanes import DIR_VAR, FORKS_VAR, LANE_VAR
+from resume.testing.grading.runner import RESULTS_VAR
 
 WAIT_TURN = 0.02  # seconds between two looks at the folder, while the deeper levels wait for the steps
 
 
 class Lane:
-    def __init__(self, folder, lane):
-        self.folder, self.lane = folder, lane
+    def __init__(self, folder, lane, forks):
+        self.folder, self.lane, self.forks = folder, lane, forks  # lane: the first one forked
         spec = json.loads((folder / "parts.json").read_text())
         self.order = spec["order"]  # part keys, in the suite's order
         self.files = {key: [pathlib.Path(f) for f in files] for key, files in spec["files"].items()}
@@ -61,6 +67,15 @@ class Lane:
         self.status = {}  # unit taken -> "passed", "failed", "stopped", "not run"
         self.ran = {}  # unit taken -> [node ids this lane ran]
         self.started = {}  # unit taken -> (monotonic, CPU seconds) when it started
+
+    def become(self, lane):
+        """In a process just forked: be lane ``lane``, with results and a stack file of its own."""
+        self.lane = lane
+        os.environ[RESULTS_VAR] = str(self.folder / f"lane-{lane}.jsonl")
+        # A unit past its bound (a call that never returns: a loop in the file under test holds the
+        # interpreter) gets SIGUSR1 from ``lanes`` before it is ended: this lane's stack, to say where.
+        self.stack = open(self.folder / f"stack-{lane}.txt", "w")
+        faulthandler.register(signal.SIGUSR1, file=self.stack, all_threads=True)
 
     def part_of(self, item):
         if item.get_closest_marker(suite.POWER_MARK):
@@ -130,11 +145,7 @@ def pytest_configure(config):
     global _lane
     folder = os.environ.get(DIR_VAR)
     if folder and not hasattr(config, "workerinput"):
-        _lane = Lane(pathlib.Path(folder), int(os.environ.get(LANE_VAR, "0")))
-        # A unit past its bound (a call that never returns: a loop in the file under test holds the
-        # interpreter) gets SIGUSR1 from ``lanes`` before it is ended: this lane's stack, to say where.
-        _lane.stack = open(_lane.folder / f"stack-{_lane.lane}.txt", "w")
-        faulthandler.register(signal.SIGUSR1, file=_lane.stack, all_threads=True)
+        _lane = Lane(pathlib.Path(folder), int(os.environ.get(LANE_VAR, "0")), int(os.environ.get(FORKS_VAR, "1")))
 
 
 @pytest.hookimpl(trylast=True)  # after conftest.py's order: first looks first, kept within each part
@@ -160,7 +171,27 @@ def pytest_collection_modifyitems(config, items):
             _lane.units.append(unit)
             _lane.first[unit] = item
         _lane.last[unit] = item.nodeid
-    _lane.write("units.json", _lane.count)  # every lane writes the same
+    _lane.write("units.json", _lane.count)  # every process that forks lanes writes the same
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session):
+    """Fork the lanes, the tests collected and cut into units: in each, pytest's own loop goes on;
+    here, wait for them (a lane that dies is seen at once: ``ended-<n>.json``), then end, no test run."""
+    if _lane is None:
+        return None
+    lanes_forked = {}
+    for lane in range(_lane.lane, _lane.lane + _lane.forks):
+        pid = os.fork()
+        if pid == 0:
+            _lane.become(lane)
+            return None
+        lanes_forked[pid] = lane
+    while lanes_forked:
+        pid, status = os.wait()
+        if pid in lanes_forked:
+            _lane.write(f"ended-{lanes_forked.pop(pid)}.json", {"code": os.waitstatus_to_exitcode(status)})
+    return True
 
 
 @pytest.hookimpl(tryfirst=True)
