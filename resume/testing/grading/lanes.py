@@ -1,4 +1,4 @@
-"""Run the parts of ``resume check`` in a few pytest processes that share them out: ``run_parts``.
+"""Run the parts of ``resume check`` in a few lanes, pytest processes that share them out: ``run_parts``.
 
 A pytest process costs most of a second of CPU to start and collect, about as much as a part's
 tests; one per part made the CPU, not the tests, the learner's wait, and a part of one long file
