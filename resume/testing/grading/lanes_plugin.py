@@ -4,7 +4,7 @@ its first failure.
 ``grading.lanes`` starts a pytest process with every part's files, this plugin and a folder the
 lanes share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the suite's order,
 with their files. The process collects the tests, cuts each part into units (a test function's
-items in a row; a first look is a unit of its own), and forks ``$RESUME_LANE_FORKS`` lanes,
+items in a row; a first look is a unit of its own; in the deeper levels, each item), and forks ``$RESUME_LANE_FORKS`` lanes,
 numbered from ``$RESUME_LANE``: each runs pytest's own loop over the same items, the learner's file
 already imported. The process itself runs no test: it waits for its lanes and writes
 ``ended-<n>.json`` (the exit code) as each ends. A lane runs a unit only if it took it first
@@ -163,8 +163,11 @@ def pytest_collection_modifyitems(config, items):
     function = None
     for item in kept:
         part = parts[id(item)]
-        if (part, item.path, getattr(item, "originalname", item.name)) != function:
-            function = (part, item.path, getattr(item, "originalname", item.name))
+        # The deeper levels' tests are few and each long (a sweep of crash points): there, each
+        # item is a unit of its own, so that the items of one test run side by side.
+        name = item.nodeid if part == _lane.gated else getattr(item, "originalname", item.name)
+        if (part, item.path, name) != function:
+            function = (part, item.path, name)
             _lane.count[part] += 1
         unit = _lane.unit[item.nodeid] = f"{part}.{_lane.count[part] - 1}"
         if unit not in _lane.first:
@@ -199,7 +202,8 @@ def pytest_runtest_protocol(item, nextitem):
     """Run ``item`` if its unit is this lane's, else pass it by at no cost (no setup, no report).
 
     pytest tears a test down as far as the next test needs (``nextitem``): handed the next test
-    THIS lane will run, which the end of a unit decides by taking the next free unit then."""
+    THIS lane will run, which the end of a unit decides by taking the next free unit then
+    (``_NextOfThisLane``: when pytest asks, at that teardown)."""
     if _lane is None:
         return None
     unit = _lane.unit[item.nodeid]
@@ -212,13 +216,27 @@ def pytest_runtest_protocol(item, nextitem):
     last = _lane.last[unit] == item.nodeid
     if _lane.status[unit] != "passed" and not last:
         return True  # the unit has ended: its last test, skipped, tears it down
-    following = _lane.take_next(unit) if last else nextitem
+    following = _NextOfThisLane(unit) if last else nextitem
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     runtestprotocol(item, nextitem=following)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     if last:
         _lane.end(unit)
     return True
+
+
+class _NextOfThisLane:
+    """The ``nextitem`` of a unit's last test: the next unit this lane takes, taken when pytest
+    asks for its chain of collectors, which it does only to tear the test down (``listchain``).
+    Taken when the last test started, a long one (a state machine is one test) held the next unit
+    all that time, while another lane had nothing left to do."""
+
+    def __init__(self, unit):
+        self.unit = unit
+
+    def listchain(self):
+        following = _lane.take_next(self.unit)
+        return following.listchain() if following is not None else []  # none: tear everything down
 
 
 @pytest.hookimpl(tryfirst=True)
