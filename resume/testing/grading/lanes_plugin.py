@@ -4,9 +4,9 @@ its first failure.
 ``grading.lanes`` starts a pytest process with every part's files, this plugin and a folder the
 lanes share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the suite's order,
 with their files. The process collects the tests, cuts each part into units (a test function's
-items in a row; a first look is a unit of its own; in the deeper levels, each item), and forks ``$RESUME_LANE_FORKS`` lanes,
-numbered from ``$RESUME_LANE``: each runs pytest's own loop over the same items, the learner's file
-already imported. The process itself runs no test: it waits for its lanes and writes
+items in a row; a first look is a unit of its own; in the deeper levels, each item), and forks
+``$RESUME_LANE_FORKS`` lanes, numbered from ``$RESUME_LANE``: each runs pytest's own loop over
+the same items, the learner's file already imported. The process itself runs no test: it waits for its lanes and writes
 ``ended-<n>.json`` (the exit code) as each ends. A lane runs a unit only if it took it first
 (``claim-<part>.<n>``, created exclusively), and passes by the units other lanes took at no cost
 (no set-up, no report); so each unit runs once, taken in order by whichever lane is free, and no
@@ -145,7 +145,8 @@ def pytest_configure(config):
     global _lane
     folder = os.environ.get(DIR_VAR)
     if folder and not hasattr(config, "workerinput"):
-        _lane = Lane(pathlib.Path(folder), int(os.environ.get(LANE_VAR, "0")), int(os.environ.get(FORKS_VAR, "1")))
+        _lane = Lane(pathlib.Path(folder), int(os.environ.get(LANE_VAR, "0")),
+                     int(os.environ.get(FORKS_VAR, "1")))
 
 
 @pytest.hookimpl(trylast=True)  # after conftest.py's order: first looks first, kept within each part
