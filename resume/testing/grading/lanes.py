@@ -154,6 +154,11 @@ def write(path, record):
     os.replace(scratch, path)
 
 
+def lane_results(folder, lane):
+    """The file lane ``lane`` writes its tests' results to (``report_plugin``)."""
+    return folder / f"lane-{lane}.jsonl"
+
+
 def _write(folder, unit, record):
     write(folder / f"done-{unit}.json", record)
 
@@ -163,7 +168,7 @@ def _outcome(folder, part, units, own, started, process_of, outcome, root):
     (``units`` None: no lane collected the tests)."""
     results = {}  # lane -> its tests by node id, read once
     for lane in range(len(process_of)):
-        results[lane] = {test.nodeid: test for test in runner.read_results(folder / f"lane-{lane}.jsonl")[0]}
+        results[lane] = {test.nodeid: test for test in runner.read_results(lane_results(folder, lane))[0]}
     own = {pathlib.Path(f).resolve() for f in own}
     collected = [runner.read_results(folder / f"forks-{n}.jsonl")[0] for n in range(len(started))]
     collect = list({test.nodeid: test for tests in collected for test in tests  # a file of the part

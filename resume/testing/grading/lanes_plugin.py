@@ -71,7 +71,7 @@ class Lane:
     def become(self, lane):
         """In a process just forked: be lane ``lane``, with results and a stack file of its own."""
         self.lane = lane
-        os.environ[RESULTS_VAR] = str(self.folder / f"lane-{lane}.jsonl")
+        os.environ[RESULTS_VAR] = str(lanes.lane_results(self.folder, lane))
         # A unit past its bound (a call that never returns: a loop in the file under test holds the
         # interpreter) gets SIGUSR1 from ``lanes`` before it is ended: this lane's stack, to say where.
         self.stack = open(self.folder / f"stack-{lane}.txt", "w")
