@@ -9,7 +9,7 @@ other writers made, two receivers) in a subprocess with
 times with random seeds, and reports per test: its seconds (pytest's
 ``--durations``), and the share of examples that reached each size class
 (the ``event()`` lines the tests record: events on one store >= 200, lines
-in one session >= 200, resends >= 128 behind the cursor, sessions at once,
+in one session >= 200, resends >= 128 behind the cursor, two sessions interleaved,
 a lock held past the busy timeout). "every run" means the size class was
 reached in each of the ``--runs`` runs. It asserts nothing.
 """

@@ -213,7 +213,8 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
         if again != model.Returned(expected.state()):
             found = read(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else None
             model.differs(what, model.Returned(expected.state()), model.plain(again),
-                          expected.blame(found) if found is not None else expected.because)
+                          expected.blame(found) if found is not None else expected.because,
+                          raised=getattr(again, "error", None))
 
 
 test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says_first_look = first_look(

@@ -454,10 +454,11 @@ def expect_exception_class(impl, name):
                 EXCEPTION_CLAUSES[name])
 
 
-def differs(what, expected, got, clause):
+def differs(what, expected, got, clause, raised=None):
     """Raise ``Mismatch`` for an observation (not an outcome) that is not what the model says,
-    naming the clause of SPEC.md that says what it must be."""
-    raise Mismatch(what, expected, got, clause=clause)
+    naming the clause of SPEC.md that says what it must be. ``raised``: the error the call
+    raised, if it did (the report shows where it was in the learner's file)."""
+    raise Mismatch(what, expected, got, clause=clause, raised=raised)
 
 
 # ------------------------------------------------------------ step 1
