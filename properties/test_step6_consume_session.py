@@ -92,7 +92,7 @@ class Seen:
     """What one ``consume_session`` did, as the test and its peer saw it."""
 
     outcome: object
-    elapsed: float
+    took: tasks.Took
     stored: tuple  # the store, read through a connection of the test's own
     acks: list  # the lines the peer read after RESUME
     closed: bool  # the client's socket was closed
@@ -135,7 +135,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
                         await asyncio.sleep(0.001)
                 given = wrap(reader, writer, peer, cancel) if wrap else (reader, writer, before_ack)
                 call = impl.consume_session(given[0], given[1], con, timeout, given[2])
-                start = asyncio.get_running_loop().time()
+                watch = tasks.Stopwatch()
                 try:
                     if own_task:
                         async with asyncio.timeout(within):  # a hang fails as TimeoutError
@@ -146,7 +146,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
                 finally:
                     if after is not None:
                         after(con)
-                elapsed = asyncio.get_running_loop().time() - start
+                outcome, took = watch.judged(outcome), watch.took()
                 closed = await settle(writer)
                 ended = await peer.all_ended(PEER_ENDS_WITHIN) if reads else None
                 received = peer.connections[0].received[len(RESUME):] if peer.connections else b""
@@ -158,7 +158,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
             if con.in_transaction:
                 model.differs("the DB connection after consume_session", "no transaction left open",
                               "con.in_transaction is True", "S3.rollback")
-            return Seen(outcome, elapsed, store_files.read(path), received.splitlines(keepends=True), closed, ended,
+            return Seen(outcome, took, store_files.read(path), received.splitlines(keepends=True), closed, ended,
                         given[1])
         finally:
             con.close()
@@ -652,9 +652,9 @@ async def session_as_predicted(impl, scenario, notes=True):
         model.differs("the closing wait, within its bound", "awaited to its end",
                       "it was cut short (abort() before it ended)", predicted.closing_clause())
     least, most = predicted.duration(wait), predicted.duration(wait) + LATE
-    if not 0.9 * least <= seen.elapsed <= most:
+    if seen.took.shorter_than(0.9 * least) or seen.took.longer_than(most):
         model.differs("the time consume_session took", f"{least:.2f} s (within {0.9 * least:.2f}-{most:.2f} s)",
-                      f"{seen.elapsed:.2f} s", predicted.duration_clause(wait))
+                      str(seen.took), predicted.duration_clause(wait))
 
 
 # ------------------------------------------------- any timeout, any before_ack

@@ -47,7 +47,7 @@ from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing.strategies import arguments
-from resume.testing.drivers import leaks, peers, statements, store_files
+from resume.testing.drivers import leaks, peers, statements, store_files, tasks
 from resume.testing import model
 from resume.testing.plugin.first_look import first_look, searching
 from resume.testing.drivers.hygiene import each_example_clean
@@ -119,8 +119,10 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
            + (", ".join(line.decode().strip() for line in lines) or "nothing") + ", then EOF"
     with store_files.temp_store_path() as path:
         async with peers.Peer(b"".join(lines)) as peer:
+            watch = tasks.Stopwatch()
             async with asyncio.timeout(TIMEOUT + SLACK):  # a hang fails as TimeoutError
-                got = await model.async_outcome_of(impl, impl.run_client(HOST, peer.port, path, timeout, mine))
+                got = watch.judged(await model.async_outcome_of(
+                    impl, impl.run_client(HOST, peer.port, path, timeout, mine)))
             await peer.all_ended(PEER_ENDS_WITHIN)
         expect_run(got, predicted, what, path, after=expected)
     expect_sent(peer, predicted, what)
@@ -198,8 +200,9 @@ async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_sto
     with store_files.temp_store_path() as path, peers.Listener(full=True) as listener:
         if not listener.hangs:
             pytest.skip("this kernel completes a connection past a full accept queue")
-        got = await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout),
-                                  predicted.duration() + LATE)  # a later end is a bound ignored or floored
+        watch = tasks.Stopwatch()
+        got = watch.judged(await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout),
+                                               predicted.duration() + LATE))  # later: a bound ignored or floored
         expect_run(got, predicted, f"run_client(host, port, path, {timeout}) with a peer whose "
                                    "connection attempt never completes", path)
 
@@ -290,13 +293,13 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
         with peers.faulty_first_drain(error if fault == "raises" else "hang",
                                       "hang" if wait == model.HANGS else wait) as made:
             async with Publisher(LOG) as publisher:
-                start = asyncio.get_running_loop().time()
+                watch = tasks.Stopwatch()
                 task = asyncio.create_task(impl.run_client(HOST, publisher.port, path, timeout))
                 if fault == "cancelled":
                     await until(lambda: made and made[0].drains, task, SLACK)
                     cancel(task)
-                got = await outcome_of(impl, task, duration + LATE)
-                elapsed = asyncio.get_running_loop().time() - start
+                got = watch.judged(await outcome_of(impl, task, duration + LATE))
+                took = watch.took()
                 if not made:
                     pytest.skip("the implementation does not connect through asyncio.open_connection")
                 closed = await leaks.socket_closed(made[0].get_extra_info("socket"))
@@ -304,9 +307,9 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
                     made[0].transport.abort()
                 ended = await peers.publisher_idle(publisher, PEER_ENDS_WITHIN)
         expect_run(got, predicted, what, path)
-        if elapsed >= duration + LATE:
+        if took.longer_than(duration + LATE):
             model.differs(f"{what}: the time run_client took", f"{duration:.2f} s (the RESUME drain and the closing "
-                          "wait each bounded by the timeout)", f"{elapsed:.2f} s",
+                          "wait each bounded by the timeout)", str(took),
                           model.OBSERVED["socket reclaimed before the session"])
         if predicted.aborts(closing_error) and made[0].transport.aborts < 1:
             model.differs(f"{what}: after the closing wait failed ({type(closing_error).__name__})",
@@ -474,15 +477,15 @@ async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
     predicted = await model.Store().run_client(timeout, [line], "ValueError")
     with store_files.temp_store_path() as path:
         async with peers.Peer(line, eof=False) as peer:
-            start = asyncio.get_running_loop().time()
+            watch = tasks.Stopwatch()
             got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, timeout), timeout + SLACK)
-            elapsed = asyncio.get_running_loop().time() - start
+            took = watch.took()
             ended = await peer.all_ended(PEER_ENDS_WITHIN)
         expect_run(got, predicted, "run_client(host, port, path, timeout) with a server that sends 100 bytes and no LF",
                    path)
-        if elapsed >= predicted.duration() + LATE:
+        if took.longer_than(predicted.duration() + LATE):
             model.differs("run_client(host, port, path, timeout) with a server that sends 100 bytes and no LF: its time",
-                          f"at most {predicted.duration():.2f} s (it fails at the 64-byte limit)", f"{elapsed:.2f} s",
+                          f"at most {predicted.duration():.2f} s (it fails at the 64-byte limit)", str(took),
                           "D9.over-long")
         if not ended:
             model.differs("the server's side of the connection, after run_client raised",

@@ -6,7 +6,11 @@ model's prediction instead of a suite that never ends.
 """
 
 import asyncio
+import time
+import typing
 import weakref
+
+from hypothesis import reject
 
 from resume.testing import model
 
@@ -20,6 +24,63 @@ _CANCELLED_AT = weakref.WeakKeyDictionary()
 # shows; still 60 times the worst overrun measured (5 ms over 381 step-6
 # sessions under the ci profile with two busy loops on the 2 cores).
 LATE = 0.3
+# The share of a call's time spent waiting for a CPU past which a bound that ran out says nothing
+# about the code under test: the test's own peer (on the same loop) was as late as the call.
+STARVED = 0.5
+
+
+def starved():
+    """Seconds this thread has spent runnable but not running (waiting on the CPU run queue), from
+    the kernel's scheduler statistics (``/proc/thread-self/schedstat``); 0.0 where there are none."""
+    try:
+        with open("/proc/thread-self/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+class Took(typing.NamedTuple):
+    """How long a call took: ``wall`` seconds, ``waiting`` of them runnable but waiting for a CPU."""
+
+    wall: float
+    waiting: float
+
+    def shorter_than(self, seconds):
+        return self.wall < seconds  # waiting for a CPU only ever makes a call longer
+
+    def longer_than(self, seconds):
+        return self.wall - self.waiting > seconds  # time asleep counts: a bound ignored or too long
+
+    def __str__(self):
+        late = f" ({self.waiting:.2f} s of it waiting for a CPU)" if self.waiting >= 0.01 else ""
+        return f"{self.wall:.2f} s{late}"
+
+
+class Stopwatch:
+    """The time since it started, and how much of it this thread spent waiting for a CPU.
+
+    A loaded machine (a check's lanes beside a test run, say) leaves a process runnable and
+    not running for a tenth of a second or more (measured: 0.16 s, all of it on the run queue).
+    A bounded wait ends at its deadline all the same; the call then ends as late as that wait
+    for a CPU. ``took()`` keeps the two apart: a call is judged too short on its wall time, too
+    long on its wall time less that wait.
+    """
+
+    def __init__(self):
+        self._wall, self._starved = time.monotonic(), starved()
+
+    def took(self):
+        return Took(time.monotonic() - self._wall, starved() - self._starved)
+
+    def judged(self, outcome):
+        """``outcome``, unless a bound ran out (TimeoutError, or still running at the test's bound)
+        in a call that spent at least STARVED of its time waiting for a CPU: the example is then
+        void (``hypothesis.reject``), as the peer it waited for was kept from answering too."""
+        wall = time.monotonic() - self._wall
+        if isinstance(outcome, model.Raised) and outcome.kind in ("TimeoutError", "hung") \
+                and starved() - self._starved >= STARVED * wall:
+            reject()
+        return outcome
 
 
 async def outcome_of(impl, task, seconds):
