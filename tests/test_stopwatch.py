@@ -1,0 +1,65 @@
+"""``tasks.Stopwatch``: the time a call took, the time the test waited for a CPU kept apart.
+
+Real contention: two busy processes pinned to the CPU this thread is pinned to, so that the
+thread, busy too, gets a third of it and waits on the run queue for the rest.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from resume.testing import model
+from resume.testing.drivers import tasks
+
+SPIN = 0.3  # seconds of the thread's own busy loop
+
+
+@pytest.fixture
+def crowded_cpu():
+    """This thread and two busy processes on one CPU, for the test's length."""
+    if not os.path.exists("/proc/thread-self/schedstat"):
+        pytest.skip("this kernel keeps no scheduler statistics")
+    mine = os.sched_getaffinity(0)
+    cpu = min(mine)
+    burners = [subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"])
+               for _ in range(2)]
+    try:
+        time.sleep(0.05)  # both pinned and spinning
+        os.sched_setaffinity(0, {cpu})
+        yield
+    finally:
+        os.sched_setaffinity(0, mine)
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def spin(seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pass
+
+
+def test_the_time_spent_waiting_for_a_cpu_is_counted_apart_and_voids_a_bound_that_ran_out(crowded_cpu):
+    watch = tasks.Stopwatch()
+    spin(SPIN)
+    took = watch.took()
+    assert took.wall >= SPIN and took.waiting >= tasks.STARVED * took.wall, took
+    assert not took.shorter_than(SPIN)  # judged on its wall time: the wait for a CPU takes nothing off
+    assert not took.longer_than(took.wall - took.waiting + 0.01) and took.longer_than(SPIN / 10)
+    assert "waiting for a CPU" in str(took)
+    returned = model.Returned(None)
+    assert watch.judged(returned) is returned  # only a bound that ran out is void
+    with pytest.raises(pytest.skip.Exception, match="kept this test from a CPU"):
+        watch.judged(model.Raised("TimeoutError"))
+
+
+def test_a_bound_that_ran_out_with_a_cpu_at_hand_is_judged(monkeypatch):
+    monkeypatch.setattr(tasks, "starved", lambda: 0.0)  # FAKE: no wait for a CPU, on demand
+    watch = tasks.Stopwatch()
+    time.sleep(0.01)
+    ran_out = model.Raised("TimeoutError")
+    assert watch.judged(ran_out) is ran_out and watch.took().waiting == 0.0
