@@ -38,38 +38,6 @@ def test_a_part_reports_its_first_failure_in_order_and_every_test_runs_at_most_o
     assert [m for m in marks if m not in "cd"] == ["a", "b", "e", "e", "e"] and len(set(marks)) == len(marks) - 2, marks
 
 
-def test_a_unit_still_running_when_an_earlier_one_of_its_part_fails_is_stopped_and_unwinds(tmp_path, monkeypatch):
-    """Its finding would not be shown: its lane is ended as Ctrl-C ends it (the test's ``finally``
-    runs, its sleep cut short), and the part's later units still do not run."""
-    monkeypatch.setenv("RESUME_CHECK_JOBS", "2")
-    root = fake_suite.write(tmp_path / "suite", {
-        "properties/test_step1_fake.py":
-        "import pathlib, time\n"
-        "HERE = pathlib.Path(__file__).parent\n"
-        "def test_a_failure_once_b_runs(impl):\n"
-        "    deadline = time.monotonic() + 10\n"
-        "    while not (HERE / 'b-began').exists() and time.monotonic() < deadline:\n"
-        "        time.sleep(0.01)\n"
-        "    assert False, 'a'\n"
-        "def test_b_a_minute(impl):\n"
-        "    (HERE / 'b-began').touch()\n"
-        "    try:\n"
-        "        time.sleep(60)\n"
-        "        (HERE / 'b-slept').touch()\n"
-        "    finally:\n"
-        "        (HERE / 'b-unwound').touch()\n"
-        "def test_c_after(impl):\n"
-        "    (HERE / 'c-ran').touch()\n",
-        "properties/test_step2_fake.py": "def test_e(impl):\n    pass\n"})
-    parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
-    ended = dict(lanes.run_parts(loader.DEFAULT_PATH, parts, root=root, outcome=check.outcome))
-    assert ended["1"].status == "failed" and ended["1"].test.endswith("test_a_failure_once_b_runs"), ended["1"]
-    assert ended["2"].status == "passed" and ended["2"].tests == 1, ended["2"]
-    here = root / "properties"
-    assert (here / "b-began").exists() and (here / "b-unwound").exists()
-    assert not (here / "b-slept").exists() and not (here / "c-ran").exists()
-
-
 def test_the_gated_part_is_not_run_when_a_part_it_waits_for_fails(tmp_path):
     root = a_suite(tmp_path / "suite")
     parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]

@@ -28,7 +28,6 @@ DIR_VAR = "RESUME_LANES_DIR"  # the folder the lanes share
 LANE_VAR = "RESUME_LANE"  # the number of the first lane the process forks
 FORKS_VAR = "RESUME_LANE_FORKS"  # how many lanes it forks
 LOOK_EVERY = 0.05  # seconds between two looks at the folder
-STOP_SIGNAL = signal.SIGUSR2  # to a lane: stop the unit you are in, if it is written stopped
 
 
 def lanes():
@@ -104,27 +103,14 @@ def _ended(folder, lane, started, process_of):
 
 
 def _watch(folder, units, started, process_of, start, bound):
-    """A unit past ``bound`` ends its lane (``timeout``, with the lane's stack); a unit after one
-    of its part that failed is ``stopped``, its lane interrupted; a lane that ended leaves the unit
-    it ran ``broken`` and gives back those it had only taken; units left with no lane to take them
-    get a new one."""
+    """A unit past ``bound`` ends its lane (``timeout``, with the lane's stack); a lane that ended
+    leaves the unit it ran ``broken`` and gives back those it had only taken; units left with no
+    lane to take them get a new one."""
     every = [f"{key}.{n}" for key, count in units.items() for n in range(count)]
     names = set(os.listdir(folder))  # one look at the folder, not a few per unit
     running = {unit: _read(folder / f"started-{unit}.json") for unit in every
                if f"started-{unit}.json" in names and f"done-{unit}.json" not in names}
-    failed = [name.removeprefix("failed-").rpartition(".") for name in names if name.startswith("failed-")]
     for unit, began in running.items():
-        part, _, n = unit.rpartition(".")
-        if any(other == part and int(m) < int(n) for other, _, m in failed):
-            # Its part reports an earlier failure: what it finds is not shown, and it may shrink a
-            # hang for seconds. The lane stops it if it is still in it (``lanes_plugin``): the test
-            # unwinds (its temporary files go), pytest ends the lane, the units it had only taken
-            # are given back below, and a new lane takes them.
-            _write(folder, unit, {"lane": began["lane"], "status": "stopped", "seconds": time.time() - began["at"],
-                                  "cpu": 0.0, "tests": []})
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(began["pid"], STOP_SIGNAL)
-            continue
         if bound is not None and time.time() - began["at"] > bound:
             stack = folder / f"stack-{began['lane']}.txt"
             with contextlib.suppress(ProcessLookupError):

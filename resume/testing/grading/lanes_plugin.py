@@ -19,9 +19,7 @@ The deeper levels (``gated``) are taken last and wait until every unit of the st
 has ended; they run only if all of them passed.
 
 A unit that runs past its bound (``lanes``: a call that never returns) has its lane's stack taken
-and the lane ended; a unit still running when an earlier unit of its part fails is written
-``stopped`` by ``lanes`` and its lane ended as Ctrl-C would end it (``Lane.stop``); another lane
-takes the units left. Each lane writes its results
+and the lane ended; another lane takes the units left. Each lane writes its results
 (``report_plugin``) to ``lane-<n>.jsonl``; the forking process, its collection's, to ``forks-<k>.jsonl``.
 
 When a lane starts a unit it writes ``started-<part>.<n>.json`` (its pid, the time); when it ends
@@ -69,7 +67,6 @@ class Lane:
         self.status = {}  # unit taken -> "passed", "failed", "stopped", "not run"
         self.ran = {}  # unit taken -> [node ids this lane ran]
         self.started = {}  # unit taken -> (monotonic, CPU seconds) when it started
-        self.current = None  # the unit this lane is in
 
     def become(self, lane):
         """In a process just forked: be lane ``lane``, with results and a stack file of its own."""
@@ -79,14 +76,6 @@ class Lane:
         # interpreter) gets SIGUSR1 from ``lanes`` before it is ended: this lane's stack, to say where.
         self.stack = open(self.folder / f"stack-{lane}.txt", "w")
         faulthandler.register(signal.SIGUSR1, file=self.stack, all_threads=True)
-        signal.signal(lanes.STOP_SIGNAL, self.stop)
-
-    def stop(self, signum, frame):
-        """``lanes`` wrote the unit this lane is in ``stopped`` (an earlier unit of its part failed):
-        end the lane as Ctrl-C would, the test unwinding. A signal that comes late, the lane in
-        another unit by then, is let go."""
-        if self.current is not None and (self.folder / f"done-{self.current}.json").exists():
-            raise KeyboardInterrupt(f"unit {self.current} stopped: an earlier unit of its part failed")
 
     def part_of(self, item):
         if item.get_closest_marker(suite.POWER_MARK):
@@ -116,7 +105,6 @@ class Lane:
         self.write(f"started-{unit}.json", {"lane": self.lane, "pid": os.getpid(), "at": time.time()})
         self.ran[unit] = []
         self.started[unit] = (time.monotonic(), cpu())
-        self.current = unit
 
     def steps_passed(self):
         """Whether every unit of the ``gate`` parts ended and passed (a lane that dies has its unit
@@ -139,7 +127,6 @@ class Lane:
                    for name in os.listdir(self.folder))
 
     def end(self, unit):
-        self.current = None  # before its done record: a stop that comes now is let go
         begun, spent = self.started[unit]
         self.write(f"done-{unit}.json", {"lane": self.lane, "status": self.status[unit],
                                          "seconds": time.monotonic() - begun, "cpu": cpu() - spent,
