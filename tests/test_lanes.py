@@ -63,7 +63,7 @@ def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tm
     impl.write_text(source.replace("def parse_line(line):\n", "def parse_line(line):\n    while True: pass\n", 1))
     assert impl.read_text() != source
     parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
-    ended = dict(lanes.run_parts(impl, parts, root=root, outcome=check.outcome, bound=1.0))
+    ended = dict(lanes.run_parts(impl, parts, root=root, outcome=check.outcome, bound=0.5))
     assert ended["1"].status == "timeout" and ended["1"].test.endswith("test_a_frame"), ended["1"]
     assert ended["2"].status == "passed"
     assert not (root / "properties" / "after").exists()

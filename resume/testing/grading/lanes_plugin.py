@@ -87,13 +87,20 @@ class Lane:
         lanes.write(self.folder / name, record)
 
     def take(self, unit):
-        """Whether this lane takes ``unit``: the first to ask does, the others never."""
+        """Whether this lane takes ``unit``: the first to ask does, the others never.
+
+        The claim appears with this lane's number in it, at once (a link, which fails if it is
+        there): a lane killed between creating it and writing to it left an empty claim, which
+        ``lanes`` could neither give back nor blame, and the check waited for the unit forever."""
+        scratch = self.folder / f".claim-{unit}.{self.lane}"
+        scratch.write_text(str(self.lane))
         try:
-            os.close(os.open(self.folder / f"claim-{unit}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            os.link(scratch, self.folder / f"claim-{unit}")
         except FileExistsError:
             self.taken[unit] = False
             return False
-        (self.folder / f"claim-{unit}").write_text(str(self.lane))
+        finally:
+            scratch.unlink()
         self.taken[unit] = True
         return True
 
