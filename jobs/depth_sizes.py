@@ -4,11 +4,11 @@
     python -m jobs.depth_sizes --profiles dev --runs 3
 
 For each profile it runs the depth tests (``DEPTH_TESTS``: long runs, stores
-other writers made, two receivers) in a subprocess with
-``--hypothesis-show-statistics`` and a fresh example database, ``--runs``
+other writers made, two receivers), each file in a subprocess with
+Hypothesis's observability on and a fresh example database, ``--runs``
 times with random seeds, and reports per test: its seconds (pytest's
-``--durations``), and the share of examples that reached each size class
-(the ``event()`` lines the tests record: events on one store >= 200, lines
+``--durations``), and the share of test cases that reached each size class
+(the ``event()``s the tests record: events on one store >= 200, lines
 in one session >= 200, resends >= 128 behind the cursor, two sessions interleaved,
 a lock held past the busy timeout). "every run" means the size class was
 reached in each of the ``--runs`` runs. It asserts nothing.
@@ -16,8 +16,11 @@ reached in each of the ``--runs`` runs. It asserts nothing.
 
 import argparse
 import collections
+import json
+import pathlib
 import re
 import sys
+import tempfile
 
 from resume.testing.grading import runner
 
@@ -26,26 +29,42 @@ DEPTH_TESTS = [
     "properties/test_depth_foreign_stores.py",
     "stateful/test_two_receivers.py",
 ]
-_TEST = re.compile(r"^(\S+::\S+):$")
-_EVENT = re.compile(r"^\s+\* ([\d.]+)%, (.*)$")
 _DURATION = re.compile(r"^([\d.]+)s call\s+(\S+)$")
+# Each test case, its events among its "features" (no coverage: it would slow every test down).
+OBSERVE = {"HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY": "1", "HYPOTHESIS_EXPERIMENTAL_OBSERVABILITY_NOCOVER": "1"}
+MACHINE = "run_state_machine"  # the property of a state machine run inside a test function (else: the node id)
 
 
 def run_once(profile):
-    """``({test: seconds}, {test: {event: percent}})`` of one run under ``profile``."""
-    # A fresh example database each run (the runner's default).
-    done = runner.run(["-q", "-p", "no:cacheprovider", "--durations=0", "--hypothesis-show-statistics",
-                       *DEPTH_TESTS], profile=profile)
-    seconds, events, test = {}, collections.defaultdict(dict), None
-    for line in done.output.splitlines():
-        if found := _TEST.match(line):
-            test = found[1]
-        elif (found := _EVENT.match(line)) and test and not found[2].startswith(("Retried", "gave up")):
-            events[test][found[2]] = float(found[1])
-        elif found := _DURATION.match(line.strip()):
-            seconds[found[2]] = float(found[1])
-    if done.returncode != 0:
-        print(done.output[-3000:], file=sys.stderr)
+    """``({test: seconds}, {test: {event: percent}})`` of one run under ``profile``.
+
+    The events come from Hypothesis's observability (one record per test case), not from
+    ``--hypothesis-show-statistics``, which prints nothing for a state machine run inside a test
+    function (``run_state_machine_as_test``, as the two-receivers machine is, to get ``impl``).
+    Each file runs on its own, so that a machine's test cases belong to the one test of its file.
+    """
+    seconds, events = {}, {}
+    for path in DEPTH_TESTS:
+        # A fresh example database each run, in a folder read afterwards.
+        with tempfile.TemporaryDirectory(prefix="resume-depth-") as storage:
+            done = runner.run(["-q", "-p", "no:cacheprovider", "--durations=0", path], profile=profile,
+                              storage=storage, extra_env=OBSERVE)
+            if done.returncode != 0:
+                print(done.output[-3000:], file=sys.stderr)
+            ran = {found[2]: float(found[1]) for line in done.output.splitlines()
+                   if (found := _DURATION.match(line.strip()))}
+            seconds.update(ran)
+            cases = collections.defaultdict(list)
+            for log in pathlib.Path(storage, "observed").glob("*_testcases.jsonl"):
+                for line in log.read_text().splitlines():
+                    case = json.loads(line)
+                    if case["status"] != "gave_up":
+                        cases[case["property"]].append(case["features"])
+        for test in ran:
+            found = cases.get(test) or (cases.get(MACHINE) if len(ran) == 1 else None) or []
+            counts = collections.Counter(key for features in found for key in features
+                                         if not key.startswith(("Retried", "invalid", "gave up")))
+            events[test] = {key: 100 * n / len(found) for key, n in counts.items()}
     return seconds, events
 
 
