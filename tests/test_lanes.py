@@ -38,6 +38,52 @@ def test_a_part_reports_its_first_failure_in_order_and_every_test_runs_at_most_o
     assert [m for m in marks if m not in "cd"] == ["a", "b", "e", "e", "e"] and len(set(marks)) == len(marks) - 2, marks
 
 
+def test_a_unit_still_running_when_an_earlier_one_of_its_part_fails_is_cut_and_its_lane_goes_on(tmp_path, monkeypatch):
+    """Its finding would not be shown. Its test is cut where it is, though it catches the first
+    cut (code under test may); its ``finally`` runs; the part's later units do not run; and the
+    same two lanes go on (step 2's two tests, which wait for each other, run in the lanes of a and b)."""
+    monkeypatch.setenv("RESUME_CHECK_JOBS", "2")
+    wait_for = ("import os, pathlib, time\n"
+                "HERE = pathlib.Path(__file__).parent\n"
+                "def wait_for(name):\n"
+                "    deadline = time.monotonic() + 10\n"
+                "    while not (HERE / name).exists() and time.monotonic() < deadline:\n"
+                "        time.sleep(0.01)\n"
+                "def mark(name):\n"
+                "    (HERE / name).write_text(str(os.getpid()))\n")
+    root = fake_suite.write(tmp_path / "suite", {
+        "properties/test_step1_fake.py": wait_for +
+        "def test_a_failure_once_b_runs(impl):\n"
+        "    mark('a'); wait_for('b-began')\n"
+        "    assert False, 'a'\n"
+        "def test_b_a_minute(impl):\n"
+        "    mark('b-began')\n"
+        "    try:\n"
+        "        try:\n"
+        "            time.sleep(60)\n"
+        "        except BaseException:\n"
+        "            mark('b-caught'); time.sleep(60)\n"
+        "        mark('b-slept')\n"
+        "    finally:\n"
+        "        mark('b-unwound')\n"
+        "def test_c_after(impl):\n"
+        "    mark('c-ran')\n",
+        "properties/test_step2_fake.py": wait_for +
+        "def test_e0(impl):\n"
+        "    mark('e0'); wait_for('e1')\n"
+        "def test_e1(impl):\n"
+        "    mark('e1'); wait_for('e0')\n"})
+    parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
+    ended = dict(lanes.run_parts(loader.DEFAULT_PATH, parts, root=root, outcome=check.outcome))
+    assert ended["1"].status == "failed" and ended["1"].test.endswith("test_a_failure_once_b_runs"), ended["1"]
+    assert ended["2"].status == "passed" and ended["2"].tests == 2, ended["2"]
+    here = root / "properties"
+    assert all((here / name).exists() for name in ("b-caught", "b-unwound"))
+    assert not (here / "b-slept").exists() and not (here / "c-ran").exists()
+    pid = {name: (here / name).read_text() for name in ("a", "b-began", "e0", "e1")}
+    assert {pid["e0"], pid["e1"]} == {pid["a"], pid["b-began"]}, pid
+
+
 def test_the_gated_part_is_not_run_when_a_part_it_waits_for_fails(tmp_path):
     root = a_suite(tmp_path / "suite")
     parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]

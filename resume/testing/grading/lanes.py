@@ -28,6 +28,9 @@ DIR_VAR = "RESUME_LANES_DIR"  # the folder the lanes share
 LANE_VAR = "RESUME_LANE"  # the number of the first lane the process forks
 FORKS_VAR = "RESUME_LANE_FORKS"  # how many lanes it forks
 LOOK_EVERY = 0.05  # seconds between two looks at the folder
+# To a lane, at each look while it runs a unit after one of its part that failed: cut the test
+# you are in (``lanes_plugin.Lane.stop``). What it would find, the report would not show.
+STOP_SIGNAL = signal.SIGUSR2
 
 
 def lanes():
@@ -103,15 +106,27 @@ def _ended(folder, lane, started, process_of):
 
 
 def _watch(folder, units, started, process_of, start, bound):
-    """A unit past ``bound`` ends its lane (``timeout``, with the lane's stack); a lane that ended
-    leaves the unit it ran ``broken`` and gives back those it had only taken; units left with no
-    lane to take them get a new one."""
+    """A unit after one of its part that failed is told to stop (``STOP_SIGNAL``); a unit past
+    ``bound`` ends its lane (``timeout``, with the lane's stack; ``stopped`` if it was told to); a
+    lane that ended leaves the unit it ran ``broken`` and gives back those it had only taken; units
+    left with no lane to take them get a new one."""
     every = [f"{key}.{n}" for key, count in units.items() for n in range(count)]
     names = set(os.listdir(folder))  # one look at the folder, not a few per unit
     running = {unit: _read(folder / f"started-{unit}.json") for unit in every
                if f"started-{unit}.json" in names and f"done-{unit}.json" not in names}
+    failed = [name.removeprefix("failed-").rpartition(".") for name in names if name.startswith("failed-")]
     for unit, began in running.items():
-        if bound is not None and time.time() - began["at"] > bound:
+        part, _, n = unit.rpartition(".")
+        stopping = any(other == part and int(m) < int(n) for other, _, m in failed)
+        if stopping and (bound is None or time.time() - began["at"] <= bound):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(began["pid"], STOP_SIGNAL)
+        elif stopping:  # told to stop for its whole bound: not its part's verdict, which came before
+            _write(folder, unit, {"lane": began["lane"], "status": "stopped", "seconds": bound, "cpu": None,
+                                  "tests": []})
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(began["pid"], signal.SIGKILL)
+        elif bound is not None and time.time() - began["at"] > bound:
             stack = folder / f"stack-{began['lane']}.txt"
             with contextlib.suppress(ProcessLookupError):
                 os.kill(began["pid"], signal.SIGUSR1)  # lanes_plugin: faulthandler writes the stack
@@ -195,11 +210,11 @@ def _outcome(folder, part, units, own, started, process_of, outcome, root):
                            f"{ended['code'] if ended else run.returncode})" + (f" during {during[0]}" if during else ""))
         return found
     tests = [results[record["lane"]][nodeid] for record in done for nodeid in record["tests"]
-             if nodeid in results[record["lane"]]]
+             if nodeid in results[record["lane"]] and record["status"] != "stopped"]  # cut: not shown
     statuses = {record["status"] for record in done}
     returncode = 5 if not done else 1 if "failed" in statuses else 0
     found = outcome(runner.Run(returncode, sum(r["seconds"] for r in done), "", tests,
-                               cpu=sum(r["cpu"] for r in done)))
+                               cpu=sum(r["cpu"] or 0.0 for r in done)))
     if "not run" in statuses:
         found.status = "not run"
     return found

@@ -18,8 +18,10 @@ before it). So the failure a part reports is its first in the suite's order, as 
 The deeper levels (``gated``) are taken last and wait until every unit of the steps (``gate``)
 has ended; they run only if all of them passed.
 
-A unit that runs past its bound (``lanes``: a call that never returns) has its lane's stack taken
-and the lane ended; another lane takes the units left. Each lane writes its results
+A unit still running when an earlier unit of its part fails is cut where its test is
+(``Lane.stop``): what it finds, the report would not show, and it may be shrinking a hang for
+seconds. A unit that runs past its bound (``lanes``: a call that never returns) has its lane's
+stack taken and the lane ended; another lane takes the units left. Each lane writes its results
 (``report_plugin``) to ``lane-<n>.jsonl``; the forking process, its collection's, to ``forks-<k>.jsonl``.
 
 When a lane starts a unit it writes ``started-<part>.<n>.json`` (its pid, the time); when it ends
@@ -67,6 +69,7 @@ class Lane:
         self.status = {}  # unit taken -> "passed", "failed", "stopped", "not run"
         self.ran = {}  # unit taken -> [node ids this lane ran]
         self.started = {}  # unit taken -> (monotonic, CPU seconds) when it started
+        self.calling = None  # the unit whose test this lane is calling (not setting up, not tearing down)
 
     def become(self, lane):
         """In a process just forked: be lane ``lane``, with results and a stack file of its own."""
@@ -76,6 +79,19 @@ class Lane:
         # interpreter) gets SIGUSR1 from ``lanes`` before it is ended: this lane's stack, to say where.
         self.stack = open(self.folder / f"stack-{lane}.txt", "w")
         faulthandler.register(signal.SIGUSR1, file=self.stack, all_threads=True)
+        signal.signal(lanes.STOP_SIGNAL, self.stop)
+
+    def stop(self, signum, frame):
+        """``lanes``, at each look while this lane runs a unit after one of its part that failed:
+        cut the test where it is, as a skip (pytest's own exception, which Hypothesis lets through
+        at once, shrinking or not); the unit ends ``stopped`` and the lane takes the next. Its
+        tear-down runs as after any skip. The signal comes again at the next look, for code that
+        caught this one (the suite takes what a call under test raises as its outcome); one that
+        comes outside the test's call (set-up, tear-down, another unit) is let go."""
+        unit = self.calling
+        if unit is not None and self.earlier_failed(unit):
+            self.status[unit] = "stopped"
+            raise pytest.skip.Exception("stopped: an earlier test of its part failed")
 
     def part_of(self, item):
         if item.get_closest_marker(suite.POWER_MARK):
@@ -245,6 +261,17 @@ class _NextOfThisLane:
     def listchain(self):
         following = _lane.take_next(self.unit)
         return following.listchain() if following is not None else []  # none: tear everything down
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if _lane is None:
+        return (yield)
+    _lane.calling = _lane.unit[item.nodeid]  # from here a stop cuts the test (``Lane.stop``)
+    try:
+        return (yield)
+    finally:
+        _lane.calling = None
 
 
 @pytest.hookimpl(tryfirst=True)
