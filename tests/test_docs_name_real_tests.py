@@ -5,6 +5,7 @@ says the test was removed, deleted or renamed may name it (a doc's history), and
 by ``<`` or ``*`` is a pattern (``test_step<N>_*.py``)."""
 
 import ast
+import functools
 import re
 
 import pytest
@@ -15,6 +16,7 @@ FOLDERS = ("properties", "stateful", "tests", "quality")
 DOCS = sorted([*spec.ROOT.glob("docs/*.md"), spec.ROOT / "README.md", *spec.ROOT.glob("*/README.md")])
 
 
+@functools.cache  # parsed when a test asks, not when pytest collects (in every worker)
 def existing_tests():
     names = set()
     for folder in FOLDERS:
@@ -28,14 +30,12 @@ def existing_tests():
     return names
 
 
-EXISTING = existing_tests()
-
-
 @pytest.mark.parametrize("doc", DOCS, ids=lambda path: str(path.relative_to(spec.ROOT)))
 def test_each_test_a_doc_names_exists(doc):
     named = {name for line in doc.read_text().splitlines() if not re.search(r"\b(removed|deleted|renamed)\b", line)
              for name in re.findall(r"\btest_[a-z0-9_]*[a-z0-9]\b(?![<*])", line)}  # a name ending in _ is a prefix
-    missing = sorted(name for name in named if name not in EXISTING and name.removesuffix("_first_look") not in EXISTING)
+    missing = sorted(name for name in named if name not in existing_tests()
+               and name.removesuffix("_first_look") not in existing_tests())
     assert not missing, f"{doc.name} names tests that do not exist: {missing}"
 
 

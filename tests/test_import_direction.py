@@ -9,6 +9,7 @@ Every ``import`` counts, a function's own included.
 """
 
 import ast
+import functools
 import subprocess
 import sys
 
@@ -34,6 +35,7 @@ def part(module):
     return "contract" if name in ("spec", "model") else name
 
 
+@functools.cache
 def modules():
     """``{dotted name: path}`` of every module of the kit but the packages' indexes."""
     return {"resume.testing." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts): path
@@ -54,12 +56,14 @@ def imports(module, path):
     return {name for name in found if name in known}
 
 
-GRAPH = {module: imports(module, path) for module, path in modules().items()}
+@functools.cache  # parsed when a test asks, not when pytest collects (in every worker)
+def graph():
+    return {module: imports(module, path) for module, path in modules().items()}
 
 
-@pytest.mark.parametrize("module", sorted(GRAPH))
+@pytest.mark.parametrize("module", sorted(modules()))
 def test_each_module_imports_only_its_own_part_and_the_parts_below(module):
-    wrong = {other for other in GRAPH[module] if part(other) not in MAY_IMPORT[part(module)]}
+    wrong = {other for other in graph()[module] if part(other) not in MAY_IMPORT[part(module)]}
     assert not wrong, f"{module} ({part(module)}) imports {sorted(wrong)}"
 
 
@@ -72,12 +76,12 @@ def test_no_import_cycle():
         if module in done:
             return
         path.append(module)
-        for other in sorted(GRAPH[module]):
+        for other in sorted(graph()[module]):
             visit(other)
         path.pop()
         done.add(module)
 
-    for module in sorted(GRAPH):
+    for module in sorted(graph()):
         visit(module)
 
 
