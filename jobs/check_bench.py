@@ -99,7 +99,9 @@ def measure(name, path, kind, template=None):
                            seen=recording, as_json=True)
         wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     entry = json.loads(out.getvalue())["files"][0]
-    parts = {step["step"]: {"status": step["status"], "seconds": step["seconds"], "cpu": cpu.get(step["step"])}
+    parts = {step["step"]: {"status": step["status"], "seconds": step["seconds"], "cpu": cpu.get(step["step"]),
+                            # what a part that could not run saw (a lane that ended, say), to look into
+                            **({"got": step.get("got"), "detail": step.get("detail")} if step["status"] == "broken" else {})}
              for step in entry["steps"] + ([entry["beyond_the_lab"]] if entry["beyond_the_lab"] else [])}
     spent = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     return {"file": name, "kind": kind, "wall": round(wall, 2), "cpu": round(spent, 2), "exit": code,
