@@ -699,10 +699,18 @@ def path_kind(path):
     if os.path.isdir(name) or not os.path.isdir(parent):
         return PATH_UNUSABLE
     if os.path.isfile(name) and os.path.getsize(name):
-        with open(name, "rb") as file:
-            if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+        # Looked at through SQLite (no SQLITE_HEADER: "file is not a database"), never open()ed
+        # here: a file this process opens and closes drops every POSIX lock the process holds on
+        # it, its own SQLite connections' included (SQLite's "How To Corrupt", 2.2). The protocol
+        # machine's connection then no longer held the store, a receiver process deleted its WAL
+        # at its exit, and a commit made here after that was gone at the next open: the
+        # reference "lost" an ACKed event.
+        try:
+            columns = _checkpoint_columns(name)
+        except sqlite3.DatabaseError as error:
+            if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
                 return PATH_NOT_A_DATABASE
-        columns = _checkpoint_columns(name)
+            raise
         if columns and not table_columns()["checkpoint"] <= columns:
             return PATH_OTHER_CHECKPOINT
     return PATH_FILE
