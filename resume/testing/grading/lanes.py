@@ -114,10 +114,8 @@ def _watch(folder, units, started, process_of, start, bound):
     names = set(os.listdir(folder))  # one look at the folder, not a few per unit
     running = {unit: _read(folder / f"started-{unit}.json") for unit in every
                if f"started-{unit}.json" in names and f"done-{unit}.json" not in names}
-    failed = [name.removeprefix("failed-").rpartition(".") for name in names if name.startswith("failed-")]
     for unit, began in running.items():
-        part, _, n = unit.rpartition(".")
-        stopping = any(other == part and int(m) < int(n) for other, _, m in failed)
+        stopping = earlier_failed(unit, names)
         if stopping and (bound is None or time.time() - began["at"] <= bound):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(began["pid"], STOP_SIGNAL)
@@ -159,6 +157,13 @@ def _watch(folder, units, started, process_of, start, bound):
         else:
             for unit in left:
                 _write(folder, unit, {"lane": None, "status": "broken", "seconds": 0.0, "cpu": None, "tests": []})
+
+
+def earlier_failed(unit, names):
+    """Whether a unit of ``unit``'s part before it failed, by the names in the lanes' folder
+    (``failed-<part>.<n>``, written as a unit fails or runs past its bound)."""
+    part, _, n = unit.rpartition(".")
+    return any(name.startswith(f"failed-{part}.") and int(name.rpartition(".")[2]) < int(n) for name in names)
 
 
 def write(path, record):

@@ -148,9 +148,7 @@ class Lane:
         return None
 
     def earlier_failed(self, unit):
-        part, _, n = unit.rpartition(".")
-        return any(name.startswith(f"failed-{part}.") and int(name.rpartition(".")[2]) < int(n)
-                   for name in os.listdir(self.folder))
+        return lanes.earlier_failed(unit, os.listdir(self.folder))
 
     def end(self, unit):
         if self.status[unit] == "stopped":
