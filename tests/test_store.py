@@ -73,3 +73,16 @@ def test_the_reader_opens_read_only_and_closes_its_connection(tmp_path, monkeypa
     assert args[0].endswith("?mode=ro") and kwargs.get("uri") is True
     with pytest.raises(sqlite3.ProgrammingError):  # closed already
         con.execute("SELECT 1")
+
+
+def test_a_raw_read_of_a_store_this_process_holds_open_is_refused(tmp_path):
+    """Closing a raw read's descriptor would drop the connection's POSIX locks (SQLite's "How To
+    Corrupt", 2.2): another process could then delete the WAL under it. Once closed, it reads."""
+    path = tmp_path / "store.db"
+    make_store(path)
+    con = sqlite3.connect(path)
+    con.execute("SELECT * FROM checkpoint").fetchall()
+    with pytest.raises(RuntimeError, match="holds it open"):
+        store_files.raw_bytes(path)
+    con.close()
+    assert store_files.raw_bytes(path) == path.read_bytes()

@@ -396,8 +396,7 @@ def snapshot(folder):
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
         if os.path.isfile(path):
-            with open(path, "rb") as file:
-                found[name] = file.read()
+            found[name] = store_files.raw_bytes(path)
     return found
 
 

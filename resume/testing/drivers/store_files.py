@@ -11,6 +11,8 @@ independent of the implementation's ``state()``. Its connections wait at most
 * ``read_as_recovered(path)``: the store as the NEXT opener finds it, after
   SQLite's own recovery (of a hot journal, a WAL); read from a copy, so the
   file stays exactly as a crash left it, for the next receiver to recover.
+* ``raw_bytes(path)``: one of a store's files read raw (not through SQLite),
+  only while no connection of this process holds it (see there).
 * ``files(path)``: the store's file and every file SQLite keeps beside it
   (whatever the journal mode: they are the files whose names start with the
   store's), so that a test never names a journal mode's side file.
@@ -27,12 +29,11 @@ independent of the implementation's ``state()``. Its connections wait at most
 import contextlib
 import os
 import pathlib
-import shutil
 import sqlite3
 import tempfile
 import typing
 
-from resume.testing.drivers import busy
+from resume.testing.drivers import busy, leaks
 
 # Store files go to a RAM-backed folder where there is one: still real SQLite
 # files with real locking, but a commit then costs no fsync, which on a busy
@@ -147,6 +148,25 @@ def files(path):
                   if other.startswith(name) and os.path.isfile(os.path.join(folder, other)))
 
 
+def raw_bytes(path):
+    """The bytes of ``path``, a store's file or one beside it, read raw: not through SQLite.
+
+    Only for a file no connection of this process holds open, and checked:
+    closing the descriptor this read opens drops EVERY POSIX lock the process
+    holds on the file, its connections' locks too (SQLite's "How To Corrupt",
+    2.2); another process then takes itself for the store's last user and
+    deletes its WAL at exit, under the connection, and an ACKed commit is lost
+    at the next open: a false FAIL. (``model.path_kind`` once did exactly
+    that.) Such a call is the suite's mistake, raised as one.
+    """
+    target = os.path.realpath(path)
+    if any(found == target for _, found in leaks.open_descriptors()):
+        raise RuntimeError(f"the suite read {path} raw while this process holds it open: "
+                           "closing the read would drop the process's SQLite locks on it")
+    with open(path, "rb") as file:
+        return file.read()
+
+
 def read_as_recovered(path):
     """A Snapshot of the store at ``path`` as the next opener finds it; None if there is no file.
 
@@ -164,7 +184,8 @@ def read_as_recovered(path):
         copy = os.path.join(folder, "store.db")
         name = os.path.basename(path)
         for found in files(path):
-            shutil.copyfile(found, copy + os.path.basename(found)[len(name):])
+            with open(copy + os.path.basename(found)[len(name):], "wb") as file:
+                file.write(raw_bytes(found))
         with busy.lock_is_a_finding(copy), contextlib.closing(
                 sqlite3.connect(_uri(copy, "rw"), uri=True, isolation_level=None, timeout=busy.LOCK_WAIT)) as con:
             tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

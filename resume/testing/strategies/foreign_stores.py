@@ -144,8 +144,7 @@ def _contents(path):
     """``{file name: bytes}`` of the store and every file beside it (``store_files.files``)."""
     contents = {}
     for found in store_files.files(path):
-        with open(found, "rb") as file:
-            contents[os.path.basename(found)] = file.read()
+        contents[os.path.basename(found)] = store_files.raw_bytes(found)
     return contents
 
 
