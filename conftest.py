@@ -22,11 +22,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
-from resume.testing.plugin import example_database
+from resume.testing.plugin import digests, example_database
 from resume.testing.drivers import loader
 from resume.testing import suite
 from resume.testing.suite import PROFILES
 from resume.testing.plugin.first_look import SUFFIX, is_first_look
+
+# Hypothesis's database key of a test, computed once per case (see there).
+digests.install()
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
 # would only measure the machine, so none of the profiles has one. One
