@@ -1,4 +1,4 @@
-"""``tasks.Stopwatch``: the time a call took, the time the test waited for a CPU kept apart.
+"""``tasks.Stopwatch``: the time a call took; the time the test waited for a CPU, and ran, kept apart.
 
 Real contention: two busy processes pinned to the CPU this thread is pinned to, so that the
 thread, busy too, gets a third of it and waits on the run queue for the rest.
@@ -49,7 +49,8 @@ def test_the_time_spent_waiting_for_a_cpu_is_counted_apart_and_voids_a_bound_tha
     took = watch.took()
     assert took.wall >= SPIN and took.waiting >= tasks.STARVED * took.wall, took
     assert not took.shorter_than(SPIN)  # judged on its wall time: the wait for a CPU takes nothing off
-    assert not took.longer_than(took.wall - took.waiting + 0.01) and took.longer_than(SPIN / 10)
+    # judged too long on the time it slept: none here, all of it waiting for a CPU or running
+    assert took.running > 0 and not took.longer_than(SPIN / 10)
     assert "waiting for a CPU" in str(took)
     returned = model.Returned(None)
     assert watch.judged(returned) is returned  # only a bound that ran out is void
@@ -63,3 +64,17 @@ def test_a_bound_that_ran_out_with_a_cpu_at_hand_is_judged(monkeypatch):
     time.sleep(0.01)
     ran_out = model.Raised("TimeoutError")
     assert watch.judged(ran_out) is ran_out and watch.took().waiting == 0.0
+
+
+def test_a_call_is_judged_too_long_on_the_time_it_slept_not_the_time_it_ran():
+    """A slower machine runs the same code longer, and so does another task of the same loop:
+    neither is a wait the code under test let run too long. A wait is."""
+    watch = tasks.Stopwatch()
+    spin(SPIN)
+    ran = watch.took()
+    assert ran.running >= SPIN / 2 and not ran.longer_than(SPIN / 4), ran
+    assert "running" in str(ran)
+    watch = tasks.Stopwatch()
+    time.sleep(SPIN)
+    slept = watch.took()
+    assert slept.longer_than(SPIN * 0.9) and not slept.shorter_than(SPIN), slept
