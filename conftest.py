@@ -28,7 +28,7 @@ from resume.testing import suite
 from resume.testing.suite import PROFILES
 from resume.testing.plugin.first_look import SUFFIX, is_first_look
 
-# Hypothesis's database key of a test, computed once per case (see there).
+# Hypothesis's database key of a test: its source cleaned once per test, not per case (see there).
 digests.install()
 
 # Real sockets, real SQLite files and real processes: a per-example deadline
