@@ -140,3 +140,22 @@ def test_a_lane_that_dies_leaves_its_unit_broken_and_a_new_lane_takes_the_units_
     assert ended["1"].status == "broken", ended["1"]
     assert ended["1"].error.endswith("ended (exit code 3) during properties/test_step1_fake.py::test_a_frame"), ended["1"]
     assert ended["2"].status == "passed" and ended["2"].tests == 3, ended["2"]
+
+
+def test_each_lane_captures_its_own_tests_output(tmp_path, monkeypatch):
+    """Two lanes print at once, each test failing after its prints: each failure's captured output
+    is its own, whole (lanes forked while pytest captured shared its one capture file)."""
+    monkeypatch.setenv("RESUME_CHECK_JOBS", "2")
+    prints = ("import time\n"
+              "def test_it(impl):\n"
+              "    for n in range(200):\n"
+              "        print('{name}', n, flush=True)\n"
+              "        time.sleep(0.001)\n"
+              "    assert False\n")
+    root = fake_suite.write(tmp_path / "suite", {f"properties/test_step{step}_fake.py": prints.format(name=name)
+                                                 for step, name in ((1, "one"), (2, "two"))})
+    parts = [(str(step), [root / "properties" / f"test_step{step}_fake.py"]) for step in (1, 2)]
+    ended = dict(lanes.run_parts(loader.DEFAULT_PATH, parts, root=root, outcome=check.outcome))
+    for key, name in (("1", "one"), ("2", "two")):
+        captured = "".join(text for title, text in ended[key].failure.sections if "stdout" in title)
+        assert captured.splitlines() == [f"{name} {n}" for n in range(200)], (key, captured[-500:])

@@ -237,9 +237,11 @@ def pytest_runtestloop(session):
     if _lane is None:
         return None
     lanes_forked = {}
+    release_capture(session.config)
     for lane in range(_lane.lane, _lane.lane + _lane.forks):
         pid = os.fork()
         if pid == 0:
+            own_capture(session.config)
             _lane.become(lane)
             return None
         lanes_forked[pid] = lane
@@ -248,6 +250,21 @@ def pytest_runtestloop(session):
         if pid in lanes_forked:
             _lane.write(f"ended-{lanes_forked.pop(pid)}.json", {"code": os.waitstatus_to_exitcode(status)})
     return True
+
+
+def release_capture(config):
+    """In a process about to fork: end pytest's capture of its output (``own_capture``)."""
+    config.pluginmanager.getplugin("capturemanager").stop_global_capturing()
+
+
+def own_capture(config):
+    """In a fork: capture its output (the tests' prints, Hypothesis's) as pytest does, in files of
+    its own. Forked while capturing, the processes would share pytest's one capture file and its
+    offset, and each would read, and empty, the others' output into its own reports (seen: a
+    failing test's captured output lost, under load)."""
+    capture = config.pluginmanager.getplugin("capturemanager")
+    capture.start_global_capturing()
+    capture.suspend_global_capture()  # as after collection: each test's set-up resumes it
 
 
 @pytest.hookimpl(tryfirst=True)
