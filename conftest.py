@@ -16,17 +16,14 @@ The example database comes from the environment (``resume/testing/plugin/example
 """
 
 import os
-import pathlib
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.errors import InvalidArgument
 
-from resume.testing.plugin import digests, example_database
+from resume.testing.plugin import digests, example_database, order
 from resume.testing.drivers import loader
-from resume.testing import suite
 from resume.testing.suite import PROFILES
-from resume.testing.plugin.first_look import SUFFIX, is_first_look
 
 # Hypothesis's database key of a test: its source cleaned once per test, not per case (see there).
 digests.install()
@@ -100,37 +97,5 @@ def pytest_report_header(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Cheapest, highest-yield tests first, whatever the files are called.
-
-    1. every first look (``resume/testing/plugin/first_look.py``): each step's model
-       property, its explicit examples and a few generated ones;
-    2. the steps' other tests, step by step: most cost milliseconds;
-    3. the steps' long searches, step by step: the model properties (the tests
-       that have a first look) with the rest of their budgets;
-    4. the protocol machine and the deeper levels;
-    in the order of ``suite.step_paths`` (which ``resume check`` follows too),
-    then the project's own tool tests. Measured on the known bugs with random
-    seeds (docs/BENCHMARKS.md), the looks stop 136 of 163 runs with ``-x``,
-    the steps' other tests 17, the long searches 1: they come last of the
-    steps. A run given test files or test ids keeps the order it was given
-    after its first looks (the known-bug meta-test puts the bug's own step
-    first; ``resume check`` runs a step per process).
-    """
-    if any(pathlib.Path(arg.split("::", 1)[0]).is_file() for arg in config.args):
-        items.sort(key=lambda item: not is_first_look(item))
-        return
-    rank = {path.resolve(): index for index, path in enumerate(suite.suite_paths())}
-    steps = {path.resolve() for label, files in suite.step_paths() if label.startswith("step ") for path in files}
-    searches = {(item.path, item.originalname.removesuffix(SUFFIX)) for item in items if is_first_look(item)}
-
-    def key(item):
-        path = item.path.resolve()
-        if is_first_look(item):
-            group = 0
-        elif path in steps:
-            group = 2 if (item.path, getattr(item, "originalname", item.name)) in searches else 1
-        else:
-            group = 3
-        return (path not in rank, group, rank.get(path, len(rank)))
-
-    items.sort(key=key)  # stable: a file's own order is kept within each class
+    """Cheapest, highest-yield tests first: ``resume/testing/plugin/order.py`` says how and why."""
+    order.sort(items, config.args)

@@ -1,38 +1,41 @@
 """Run the verification suite against every known bug, and against the reference.
 
-Each run is ``python -m pytest --impl=PATH -x -q -p no:cacheprovider`` over
-properties/ and stateful/ in a subprocess (``resume.testing.grading.check.run_suite``,
-built on the project's one runner, ``resume.testing.grading.runner``), under
+Each run is the suite (properties/ and stateful/) against one file, as
+``python -m pytest --impl=PATH -x -q -p no:cacheprovider`` would run it, under
 the ``dev`` profile, as a learner would run it, with one fixed seed (``SEED``).
+The runs are forks of ONE pytest process that collected the suite once
+(quality/forks.py), ``jobs()`` at a time: a process of its own per bug spent
+most of a second of CPU starting and collecting, as much as the median bug's
+search.
 
-Honest timing: every run gets a FRESH, empty Hypothesis example database
-(``HYPOTHESIS_STORAGE_DIRECTORY`` in a temporary folder, and no shared Redis
-database: the runner's default). With the shared
-``.hypothesis/`` a bug found once would be found again at once by replaying
-the saved example, and the time to catch it would measure the database, not
-the suite. A fresh folder rather than no database at all, so that parallel
-runs never share one, and Hypothesis behaves exactly as on a first run.
+Honest timing: every run starts from an EMPTY Hypothesis example database
+(each fork its own folder, and no shared Redis database: the runner's
+default). With the shared ``.hypothesis/`` a bug found once would be found
+again at once by replaying the saved example, and the time to catch it would
+measure the database, not the suite. (Under the fixed seed Hypothesis uses
+no database at all; under ``QUALITY_SEED=random`` it does.)
 
-The test files of the bug's own step run first (in a process of their own:
-it starts faster), then, if they pass, the other steps, the protocol
-machine and the deeper levels: whether the suite catches a bug does not depend on the order,
-but the time to the first failure does, and this is the order in which a
-learner working on one step would run them. Both times are kept: ``wall``
-(pytest start to the first failure, startup and the step's earlier tests
-included) and ``test_seconds`` (the catching test alone: search and shrink).
+The test files of the bug's own step run first, then, if they pass, the other
+steps, the protocol machine and the deeper levels (``stages``): whether the
+suite catches a bug does not depend on the order, but the time to the first
+failure does, and this is the order in which a learner working on one step
+would run them. Both times are kept: ``wall`` (from the fork to the first
+failure, the step's earlier tests included; no start-up or collection) and
+``test_seconds`` (the catching test alone: search and shrink).
 
 The correct variants (quality/variants/, which the suite must pass) are
-written by the same ``write_copies`` and run by ``run_whole``: the same run
-without ``-x``, so that every false alarm shows, not only the first.
+written by the same ``write_copies`` and run by ``run_whole``, a process of
+their own each: the same run without ``-x``, so that every false alarm shows,
+not only the first.
 """
 
-import concurrent.futures
 import dataclasses
 import os
 import pathlib
 import tempfile
 
 from quality import bugs as known
+from quality import forks
 from resume.testing import suite
 from resume.testing.grading import check, runner
 from resume.testing.drivers import loader
@@ -56,6 +59,8 @@ SEED = os.environ.get("QUALITY_SEED", "0")
 # decision 18) is a verdict of its own, with its own known bugs and variants
 # (quality/power_bugs.py, quality/test_power_loss_level.py); no lab run selects it.
 LAB = ("-m", "not power_loss")
+
+REFERENCE_KEY = "reference"  # the reference's job among the bugs' (no bug id is this)
 
 # A run that takes longer than this has hung (an unbounded wait, say): it is
 # ended and counted as not caught.
@@ -103,32 +108,19 @@ def write_bugs(folder, selected=None):
                         lambda bug, source: patched(bug))
 
 
-def run_one(impl, first_step=None, *, timeout=TIMEOUT, args=(), paths=None, seed=SEED):
-    """The suite (or ``paths``) against ``impl``, with a fresh example database, under dev.
+def stages(first_step=None, paths=None):
+    """The test files a run takes, in stages, each run only if the earlier ones passed.
 
-    With ``first_step`` and no ``paths``: that step's files alone first, and
-    the rest of the suite only if they pass. Most bugs are caught by their
-    own step, and a pytest process that collects one file starts faster than
-    one that collects them all; the wall times of the two runs add up.
+    ``paths`` (files or folders) or the whole suite, in one stage; with ``first_step`` and no
+    ``paths``, that step's files first, then the rest. Most bugs are caught by their own step,
+    and its files run first, as a learner working on that step would run them: whether the suite
+    catches a bug does not depend on the order, but the time to the first failure does.
     """
-    if seed != "random":
-        args = (f"--hypothesis-seed={seed}", *args)
-
-    def run(files):
-        return check.run_suite(impl, files, profile="dev", timeout=timeout, args=(*LAB, *args))
-
     if paths is not None or first_step is None:
-        return run(paths if paths is not None else suite.suite_paths())
-    everything = suite.suite_paths(first_step=first_step)
+        return [list(paths if paths is not None else suite.suite_paths())]
     own = [path for label, files in suite.step_paths() if label.startswith(f"step {first_step} ")
            for path in files]
-    first = run(own)
-    if first.status != "passed":
-        return first
-    rest = run([path for path in everything if path not in own])
-    rest.wall += first.wall
-    rest.tests += first.tests
-    return rest
+    return [own, [path for path in suite.suite_paths(first_step=first_step) if path not in own]]
 
 
 def run_whole(impl, *, timeout=TIMEOUT, paths=None, seed=SEED, args=()):
@@ -147,28 +139,29 @@ def run_whole(impl, *, timeout=TIMEOUT, paths=None, seed=SEED, args=()):
     return runner.run([*args, *map(str, paths)], profile="dev", timeout=timeout)
 
 
-def run_all(selected=None, *, reference=True, workers=None, on_result=None, paths=None, seed=SEED):
-    """Run the suite against each bug (and the reference), ``workers`` at a time.
+def run_all(selected=None, *, reference=True, workers=None, on_result=None, paths=None, seed=SEED, alone=False):
+    """Run the suite against each bug (and the reference), ``workers`` at a time, ``-x``.
 
     Returns the results in the collection's order, the reference's first.
     ``on_result(result)`` is called as each one finishes (for progress).
     ``paths`` runs only those test files or folders (say, stateful/ alone).
+    Every run is a fork of one process that collected the suite once (quality/forks.py); with
+    ``alone``, a pytest process of its own per stage, as a learner's ``pytest -x`` would be (the
+    benchmark's time to catch counts its start-up).
     """
     selected = list(selected or known.BUGS)
+    args = [*LAB] + ([f"--hypothesis-seed={seed}"] if seed != "random" else [])
+    invariants = check.invariant_names()
+    by_key = {REFERENCE_KEY: None, **{bug.id: bug for bug in selected}}
+
+    def result(key, run):
+        return Result(by_key[key], check.outcome(run, invariants))
+
     with tempfile.TemporaryDirectory(prefix="resume-quality-bugs-") as folder:
         files = write_bugs(folder, selected)
-        work = [(None, REFERENCE)] if reference else []
-        work += [(bug, files[bug.id]) for bug in selected]
-        with concurrent.futures.ThreadPoolExecutor(workers or jobs()) as pool:
-            futures = {}
-            for bug, path in work:
-                step = bug.step if bug else None
-                futures[pool.submit(run_one, path, step, paths=paths, seed=seed)] = bug
-            results = {}
-            for future in concurrent.futures.as_completed(futures):
-                result = Result(futures[future], future.result())
-                results[result.bug.id if result.bug else None] = result
-                if on_result is not None:
-                    on_result(result)
-    order = ([None] if reference else []) + [bug.id for bug in selected]
-    return [results[key] for key in order]
+        work = [(REFERENCE_KEY, REFERENCE, stages(paths=paths))] if reference else []
+        work += [(bug.id, files[bug.id], stages(bug.step, paths)) for bug in selected]
+        runs = (forks.run_alone if alone else forks.run)(
+            work, workers=workers or jobs(), timeout=TIMEOUT, args=args,
+            on_run=None if on_result is None else lambda key, run: on_result(result(key, run)))
+    return [result(key, runs[key]) for key, _, _ in work]

@@ -6,7 +6,7 @@
     python -m quality.report --paths stateful --only reinit-cursor   # the state machines alone
 
 Columns: the step the bug breaks, the bug, the test that caught it, the
-seconds to the first failure (pytest's start included, see quality/meta.py),
+seconds to the first failure (from the run's fork, see quality/meta.py),
 the seconds of the catching test alone, and the size of the shrunk
 counterexample: rule steps for a state machine, characters of the arguments
 for a property ("-" for a plain test with a fixed scenario).
