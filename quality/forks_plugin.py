@@ -14,7 +14,7 @@ process runs no test: it forks each job (``workers`` at a time), and writes ``do
 (``loader.choose``), takes the tests of its stages in the order a process given those files alone
 would run them (``order.sort``, from the order of collection), writes its results and its console
 to ``<key>.jsonl`` and ``<key>.out``, captures its tests' output in files of its own
-(``lanes_plugin.own_capture``), and goes on with pytest's own loop.
+(``lanes_plugin.in_fork``), and goes on with pytest's own loop.
 """
 
 import json
@@ -27,7 +27,7 @@ import hypothesis.configuration
 import pytest
 
 from resume.testing.drivers import loader
-from resume.testing.grading.lanes_plugin import own_capture, release_capture
+from resume.testing.grading.lanes_plugin import before_forking, in_fork
 from resume.testing.grading.runner import RESULTS_VAR
 from resume.testing.plugin import order
 
@@ -58,7 +58,7 @@ def pytest_runtestloop(session):
         return None
     plan = json.loads((_folder / "jobs.json").read_text())
     pending, running = list(plan["jobs"]), {}  # running: pid -> (job, monotonic start)
-    release_capture(session.config)
+    before_forking(session.config)
     while pending or running:
         while pending and len(running) < plan["workers"]:
             job = pending.pop(0)
@@ -95,7 +95,7 @@ def _become(session, job, maxfail):
     for console in (1, 2):
         os.dup2(log, console)
     os.close(log)
-    own_capture(session.config)
+    in_fork(session.config)
     os.environ[RESULTS_VAR] = str(_folder / f"{key}.jsonl")
     # A random seed reads and writes the example database: each job its own, empty.
     hypothesis.configuration.set_hypothesis_home_dir(_folder / f"{key}-hypothesis")

@@ -237,11 +237,11 @@ def pytest_runtestloop(session):
     if _lane is None:
         return None
     lanes_forked = {}
-    release_capture(session.config)
+    before_forking(session.config)
     for lane in range(_lane.lane, _lane.lane + _lane.forks):
         pid = os.fork()
         if pid == 0:
-            own_capture(session.config)
+            in_fork(session.config)
             _lane.become(lane)
             return None
         lanes_forked[pid] = lane
@@ -252,12 +252,18 @@ def pytest_runtestloop(session):
     return True
 
 
-def release_capture(config):
-    """In a process about to fork: end pytest's capture of its output (``own_capture``)."""
+def before_forking(config):
+    """In a process about to fork: end pytest's capture of its output (each fork captures its own:
+    ``in_fork``), and move every object made so far (the modules, the collected tests) out of the
+    garbage collector's sight (``gc.freeze``, as Python's docs advise before a fork): each fork's
+    collections, pytest's full one at its end included, look at the fork's own objects only, and
+    leave the shared pages unwritten. The meta-test's forks spent a third less CPU (33 known bugs:
+    22 s, was 33 s)."""
     config.pluginmanager.getplugin("capturemanager").stop_global_capturing()
+    gc.freeze()
 
 
-def own_capture(config):
+def in_fork(config):
     """In a fork: capture its output (the tests' prints, Hypothesis's) as pytest does, in files of
     its own. Forked while capturing, the processes would share pytest's one capture file and its
     offset, and each would read, and empty, the others' output into its own reports (seen: a
