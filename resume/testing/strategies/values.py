@@ -418,6 +418,12 @@ FRAME_MALFORMATIONS = {
 """Every kind of malformed bytes frame, by label; each value is a strategy."""
 
 
+@functools.cache  # built once per size: drawn in every example
+def _ends_often(size):
+    """``0..size``, its ends often; shrinks to 0."""
+    return st.sampled_from([0, size]) | st.integers(0, size)
+
+
 @st.composite
 def malformed_field(draw, field, malformation):
     """``(place, line)``: ``frame(seq, delta)`` with ``field`` changed by ``malformation``
@@ -426,7 +432,7 @@ def malformed_field(draw, field, malformation):
     seq, delta = draw(valid_events())
     texts = model.FIELD_MALFORMATIONS[malformation]
     size = len(model.frame_fields(seq, delta)[model.FRAME_FIELDS.index(field)])
-    at = draw(st.sampled_from([0, size]) | st.integers(0, size))  # its ends often; shrinks to before it
+    at = draw(_ends_often(size))
     place = "whole" if malformation in model.FIELD_REPLACEMENTS else \
         "before" if at == 0 else "after" if at == size else "inside"
     return place, model.malformed_frame(seq, delta, field, malformation, at, draw(st.integers(0, len(texts) - 1)))
@@ -977,6 +983,7 @@ def lines(kind=None):
 _ANY_LINE = st.one_of(*(LINE_KINDS[kind] for kind in sorted(LINE_KINDS)))  # built once: cheaper than a flatmap
 
 
+@functools.cache  # built once per kind: the tests draw it in every example
 def line_calls(kind):
     """The lines of calls of ``parse_line`` in turn, the last of ``kind``: a line of any kind
     first, or none (each call stands alone); for the rest of a split frame, the frame's start
