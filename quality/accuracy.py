@@ -1,6 +1,6 @@
 """Clause accuracy: does a known bug's report quote a sentence that bug breaks?
 
-    python -m quality.accuracy                      # every known bug (2 at a time); a few minutes
+    python -m quality.accuracy                      # every known bug (a core each and one more); a few minutes
     python -m quality.accuracy --only except-exception unbounded-close
     python -m quality.accuracy --json accuracy.json
 

@@ -2,7 +2,7 @@
 
 The meta-test runs the suite once per known bug. A pytest process of its own for each costs most
 of a second of CPU to start and collect, about what the median bug's whole search costs; so one
-process collects every file once and forks a run per job (``forks_plugin``), two at a time, each
+process collects every file once and forks a run per job (``forks_plugin``), a few at a time, each
 as a process of its own would have run: the file loaded, the same order, the same seed, ``-x``.
 A fork's ``Run`` is what ``runner.run`` would have given for that process, but for its seconds,
 which count from the fork: the start-up and collection it no longer pays are not in them.

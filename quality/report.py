@@ -1,6 +1,6 @@
 """The known-bug report: one row per bug, then the totals.
 
-    python -m quality.report                 # every bug (2 at a time); a few minutes
+    python -m quality.report                 # every bug (a core each and one more); a few minutes
     python -m quality.report --only reinit-cursor resume-minus-one
     python -m quality.report --json results.json
     python -m quality.report --paths stateful --only reinit-cursor   # the state machines alone

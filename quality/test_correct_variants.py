@@ -11,7 +11,7 @@ without ``-x``, so that every failing test is shown). Every test must pass,
 but for a known false alarm awaiting its fix (``variants.KNOWN_FALSE_ALARMS``,
 a strict xfail: it turns red once the suite passes that variant).
 
-The variants run two at a time (``meta.jobs()``), like the known bugs: the
+The variants run ``meta.jobs()`` at a time, like the known bugs: the
 first variant's test starts them all, each test then waits for its own.
 """
 

@@ -5,8 +5,8 @@ the default ``python -m pytest`` never collects this folder (testpaths are
 properties/ and stateful/).
 
 For each bug of ``quality/bugs.py`` the suite (properties/ + stateful/) runs
-in a subprocess against a patched copy of resume/client.py under the ``dev``
-profile with a fresh example database (see quality/meta.py), two at a time on
+in a fork (quality/forks.py) against a patched copy of resume/client.py under the ``dev``
+profile with a fresh example database (see quality/meta.py), three at a time on
 this machine. Every bug must make it fail; resume/client.py must pass it. The
 report (quality/report.py) is printed at the end: which test caught each bug,
 how long it took, how short the counterexample is.

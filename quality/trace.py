@@ -7,7 +7,7 @@
     python -m quality.trace --from all.json --only BUG_ID ...   # rerun a few bugs under the same seeds
 
 For each seed it runs the suite against every known bug (quality/meta.py,
-two at a time; the reference too under the first seed), then lists, clause
+a few at a time; the reference too under the first seed), then lists, clause
 by clause of ``quality/clauses.py``, each bug that breaks the clause, the
 test that caught it under the first seed, and under how many of the seeds it
 was caught. It names the GAPS: a clause with no known bug (unless it is
