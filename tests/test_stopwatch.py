@@ -64,6 +64,21 @@ def test_the_time_spent_waiting_for_a_cpu_is_counted_apart_and_voids_a_bound_tha
     assert watch.judged(returned) is returned  # only a bound that ran out is void
     with pytest.raises(pytest.skip.Exception, match="kept this test from a CPU"):
         watch.judged(model.Raised("TimeoutError"))
+    with pytest.raises(pytest.skip.Exception, match="kept this test from a CPU"):
+        watch.judged(model.hung(SPIN, []))
+
+
+def test_a_read_bound_that_ran_out_while_the_thread_ran_other_code_is_void(monkeypatch):
+    """The peer is on the same loop: while other code holds it (a garbage collection), no EOF
+    comes. A call still running at the test's bound, though, is judged: code that holds the loop
+    that long may be the code under test's own."""
+    monkeypatch.setattr(tasks, "starved", lambda: 0.0)  # FAKE: no wait for a CPU, on demand
+    watch = tasks.Stopwatch()
+    run(SPIN)
+    with pytest.raises(pytest.skip.Exception, match="held it"):
+        watch.judged(model.Raised("TimeoutError"))
+    hung = model.hung(SPIN, [])
+    assert watch.judged(hung) is hung
 
 
 def test_a_bound_that_ran_out_with_a_cpu_at_hand_is_judged(monkeypatch):
