@@ -21,14 +21,14 @@ PLUGIN = "quality.forks_plugin"
 LOOK_EVERY = 0.05  # seconds between two looks at the folder for the runs that ended
 
 
-def run(jobs, *, workers, timeout, maxfail=1, args=(), profile="dev", root=runner.ROOT, on_run=None):
+def run(jobs, *, workers, timeout, args=(), profile="dev", root=runner.ROOT, on_run=None):
     """``{key: runner.Run}`` for ``jobs`` (``[(key, file under test, [stage, ...])]``, a stage a
     list of test files or folders, run only if the earlier ones passed), ``workers`` at a time.
 
-    ``timeout``: the seconds a job may run before it is ended (its Run ``timed_out``). ``maxfail``:
-    1 stops each job at its first failure (``-x``), 0 never. ``args``: more pytest options, the
-    same for every job. ``root``: the suite's folder (``runner.run``'s). ``on_run(key, run)`` is called as each job ends. A job the process never
-    forked (its collection failed) gets the process's own Run.
+    Each job stops at its first failure (``-x``). ``timeout``: the seconds a job may run before
+    it is ended (its Run ``timed_out``). ``args``: more pytest options, the same for every job.
+    ``root``: the suite's folder (``runner.run``'s). ``on_run(key, run)`` is called as each job
+    ends. A job the process never forked (its collection failed) gets the process's own Run.
     """
     jobs = [(key, pathlib.Path(impl).resolve(), stages) for key, impl, stages in jobs]
     files = list(dict.fromkeys(str(path) for _, _, stages in jobs for stage in stages for path in stage))
@@ -37,7 +37,7 @@ def run(jobs, *, workers, timeout, maxfail=1, args=(), profile="dev", root=runne
             concurrent.futures.ThreadPoolExecutor(1) as pool:
         folder = pathlib.Path(folder)
         (folder / "jobs.json").write_text(json.dumps({
-            "workers": workers, "timeout": timeout, "maxfail": maxfail,
+            "workers": workers, "timeout": timeout,
             "jobs": [{"key": key, "impl": str(impl), "stages": [[str(p) for p in stage] for stage in stages]}
                      for key, impl, stages in jobs]}))
         # The process's own --impl: any file that loads; each fork loads its own.
@@ -71,7 +71,7 @@ def _read(folder, key):
 
 
 def run_alone(jobs, *, workers, timeout, args=(), profile="dev", root=runner.ROOT, on_run=None):
-    """``run``'s jobs (with ``-x``), each stage a pytest process of its own, start-up and collection
+    """``run``'s jobs, each stage a pytest process of its own, start-up and collection
     paid each time: what a learner's ``pytest -x`` costs (the benchmark's time-to-catch figures)."""
     def alone(key, impl, stages):
         done = None
