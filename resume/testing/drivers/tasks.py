@@ -86,13 +86,14 @@ class Stopwatch:
 
     def judged(self, outcome):
         """``outcome``, unless a bound ran out in a call during which the test's peer, on this
-        thread's loop, could not answer: a TimeoutError after at least STARVED of the call's time
-        was spent waiting for a CPU or running (the loop held by other code: a garbage collection,
-        another task; seen in the fuzz round: a 0.05 s read bound ran out before the peer's EOF,
-        on the reference) and at least HELD in all (a bound of 0 that runs out at once runs all its
-        short time: the code under test's own doing), or a call still running at the test's bound after at least STARVED of
-        its time waiting for a CPU. The outcome then says nothing of the code under test: the
-        example is void (``hypothesis.reject``); a test with no examples is skipped."""
+        thread's loop, could not answer. That is: a TimeoutError after at least STARVED of the
+        call's time, and HELD in all, was spent waiting for a CPU or running other code (the loop
+        held by a garbage collection, another task; seen in the fuzz round: a 0.05 s read bound
+        ran out before the peer's EOF, on the reference; a bound of 0 runs out at once, in less
+        than HELD: that is the code under test's doing); or a call still running at the test's
+        bound after at least STARVED of its time waiting for a CPU. The outcome then says nothing
+        of the code under test: the example is void (``hypothesis.reject``); a test with no
+        examples is skipped."""
         wall, waiting, running = self.took()
         held = waiting + running if isinstance(outcome, model.Raised) and outcome.kind == "TimeoutError" else waiting
         if isinstance(outcome, model.Raised) and outcome.kind in ("TimeoutError", "hung") \
