@@ -482,7 +482,9 @@ def report(figures, only):
         out += ["", "## The README's test command (dev)", "",
                 "`python3 -m pytest -n auto` in the project root, as a developer runs it (the project's example",
                 "database, Hypothesis's caches warm): properties/, stateful/ and tests/, a worker per core and one",
-                "more (conftest.py). CPU: user and system seconds of every process of the run.", "",
+                "more (conftest.py). CPU: user and system seconds of every process of the run. Bytecode is",
+                "written, as on a newcomer's machine (`runner.run` removes `PYTHONDONTWRITEBYTECODE`): with it",
+                "set, pytest rewrites every test file in every worker at each run, a second of CPU per worker.", "",
                 table(["run", "wall s", "CPU s", "result"], figures["tests"])]
     if "yield" in figures:
         rows, missed = figures["yield"]
