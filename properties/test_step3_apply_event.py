@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from resume.testing.strategies import arguments
 from resume.testing import model
-from resume.testing.drivers import statements, store_files
+from resume.testing.drivers import busy, statements, store_files
 from resume.testing.plugin.first_look import first_look, searching
 from resume.testing.drivers.store_files import opened, prefill, read, temp_store_path
 
@@ -136,22 +136,31 @@ def test_apply_event_does_what_the_model_predicts(impl, parameter, kind, start, 
     with temp_store_path() as path, failing, opened(impl, path) as con:
         if start.last != model.LAST_MIN:
             prefill(path, start.last, start.total, start.ledger)
-        for call in plan:
-            seq, delta = concrete(expected, call)
-            # A statement run makes the call again and again, its n-th statement failing, n = 1, 2, ...
-            # until it runs whole (the call's own statements are a handful: the bound is a backstop).
-            for nth in range(1, 50):
-                if not one_call(impl, con, path, expected, seq, delta, call[3], call[5], nth):
-                    break
+        with opened(impl, path) as other:  # a second connection of the file's own: a reader beside the write
+            calls_on_one_store(impl, con, other, path, expected, plan)
 
 
-def one_call(impl, con, path, expected, seq, delta, fault, failure, nth):
+def calls_on_one_store(impl, con, other, path, expected, plan):
+    for call in plan:
+        seq, delta = concrete(expected, call)
+        # A statement run makes the call again and again, its n-th statement failing, n = 1, 2, ...
+        # until it runs whole (the call's own statements are a handful: the bound is a backstop).
+        for nth in range(1, 50):
+            if not one_call(impl, con, other, path, expected, seq, delta, call[3], call[5], nth):
+                break
+
+
+def one_call(impl, con, other, path, expected, seq, delta, fault, failure, nth):
     """Call apply_event (its ``nth`` statement raising an error of class ``failure``, if given),
     compare with the model, which moves ``expected``; whether the statement failed."""
     before = expected.copy()
     theirs, mine, seen = arguments.fresh(fault), arguments.fresh(fault), []
     if isinstance(mine, arguments.Hook):
-        mine.observer = lambda: seen.append((impl.state(con), read(path)))
+        # Inside fault: the call's own connection (its cursor, its total and its ledger, the row of
+        # this event included), the file's state() on a second connection (a reader beside a write
+        # in progress: decision 4's lock leaves it alone), and the file as another reader sees it.
+        mine.observer = lambda: seen.append(((impl.state(con), store_files.ledger_on(con)),
+                                             model.outcome_of(impl, impl.state, other), read(path)))
     error = failure and model.drawn_error(failure, "a FAKE failure of a statement")
     armed = failure is not None and statements.arm(con, nth, error)
     got = model.outcome_of(impl, impl.apply_event, con, seq, delta, mine)
@@ -169,16 +178,26 @@ def one_call(impl, con, path, expected, seq, delta, fault, failure, nth):
         model.differs(what, f"fault called {len(theirs.calls)} time(s), with no argument",
                       f"called {len(mine.calls)} time(s)" + (f", with {mine.calls}" if any(mine.calls) else ""),
                       model.calls_clause(fault, model.OBSERVED["fault calls"]))
-    inside = before.at_fault(seq, delta) if seen else None
-    if seen and seen != [(inside.state(), before.snapshot())]:
-        model.differs(f"{what}, looked at from inside fault()",
-                      f"state(con) = {inside.state()} (the row and the total written, the cursor not "
-                      f"moved yet), and another connection still sees last={before.last}, "
-                      f"total={before.total}",
-                      "; ".join(f"state(con) = {mine}, another connection sees last={other[0][0]}, "
-                                f"total={other[0][1]}" for mine, other in seen), model.OBSERVED["inside fault"])
+    if seen:
+        inside_fault(what, before, before.at_fault(seq, delta), seen)
     store_files.expect_at_rest(impl, con, expected, what, path)
     return failed
+
+
+def inside_fault(what, before, inside, seen):
+    """What fault saw (``seen``: one look per call) is the model's: its own connection the row and
+    the total written and the cursor not moved; a reader the committed store."""
+    what = f"{what}, looked at from inside fault()"
+    for own, theirs, read_there in seen:
+        if own != inside.snapshot():
+            model.differs(what, f"on con: state(con) = {inside.state()} and the ledger {inside.snapshot()[1]} "
+                                "(the row and the total written, the cursor not moved yet)",
+                          f"on con: state(con) = {own[0]} and the ledger {own[1]}", model.OBSERVED["inside fault"])
+        model.expect(theirs, model.Returned(before.state(), "D4"),
+                     f"{what}: state(other) on a second connection of open_store's, while con writes")
+        if read_there != before.snapshot():
+            model.differs(what, f"another connection still sees {store_files.text(before.snapshot())}",
+                          f"it sees {store_files.text(read_there)}", model.OBSERVED["inside fault"])
 
 
 test_apply_event_does_what_the_model_predicts_first_look = first_look(
@@ -200,7 +219,7 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
         got = model.outcome_of(impl, call, con, *args)
         waited = time.monotonic() - started
         what = f"{call.__name__}(con, {', '.join(map(repr, args))}) while another connection holds the write lock"
-        model.expect(got, model.LOCKED, what)
+        model.expect(got, model.Store(0, 5, {0: 5}).locked(*args), what)
         if con.in_transaction:
             model.differs(what, "no transaction left open", "con.in_transaction is True", model.OBSERVED["busy wait"])
         if not 0.8 * BUSY <= waited < 2 * BUSY:
@@ -226,8 +245,30 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
             other.execute("ROLLBACK")
         after = model.Store(0, 5, {0: 5}, because="D4.locked")  # nothing changed
         store_files.expect(path, after, "the store after the calls that found it locked")
-        model.expect(model.outcome_of(impl, impl.apply_event, con, 1, 7), after.apply_event(1, 7),
-                     "then apply_event(con, 1, 7), the lock released")  # the connection is still usable
+        # A reader that arrives during the write (in fault) and holds its read for three busy
+        # timeouts: a rollback journal's COMMIT waits for it once, then fails; WAL's never waits.
+        reader = busy.ReaderFor(path, 3 * BUSY)
+        try:
+            started = time.monotonic()
+            got = model.outcome_of(impl, impl.apply_event, con, 1, 7, reader.start)
+            waited = time.monotonic() - started
+        finally:
+            reader.stop()
+        wal = store_files.in_wal(path)
+        predicted = model.commit_beside_a_reader(after.copy().apply_event(1, 7), wal)
+        what = ("apply_event(con, 1, 7, fault=a hook that starts a read transaction on another connection, "
+                f"held {3 * BUSY:g} s) on a store at last=0, total=5 "
+                f"({'WAL' if wal else 'a rollback journal'}; the busy timeout {BUSY} s)")
+        model.expect(got, predicted, what)
+        if not wal and not 0.8 * BUSY <= waited < 2 * BUSY:
+            model.differs(what, f"raises after about {BUSY} s, once", f"raises after {waited:.2f} s",
+                          model.OBSERVED["busy wait"])
+        if isinstance(predicted, model.Returned):
+            after.apply_event(1, 7)
+        store_files.expect_at_rest(impl, con, after, what, path)
+        model.expect(model.outcome_of(impl, impl.apply_event, con, after.last + 1, 7),
+                     after.apply_event(after.last + 1, 7),
+                     f"then apply_event(con, {after.last + 1}, 7), the reader gone")  # the connection is still usable
 
 
 MOMENTS = 4  # apply_event's first statements at which the second connection acts, each in turn

@@ -150,7 +150,8 @@ def test_a_locked_store_gives_operational_error_through_consume_line_too(impl, t
         with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
             other.execute("BEGIN IMMEDIATE")
             what = f"consume_line(con, {model.frame(0, 5)!r}) while another connection holds the write lock"
-            model.expect(model.outcome_of(impl, impl.consume_line, con, model.frame(0, 5)), model.LOCKED, what)
+            model.expect(model.outcome_of(impl, impl.consume_line, con, model.frame(0, 5)),
+                         model.Store(0, 5, {0: 5}).locked(0, 5), what)
             if con.in_transaction:
                 model.differs(what, "no transaction left open", "con.in_transaction is True",
                               model.OBSERVED["busy wait"])

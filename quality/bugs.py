@@ -1951,6 +1951,133 @@ BUGS += [
         con.execute("BEGIN IMMEDIATE")  # the audit row, once the business change is safe
         con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
         con.execute("COMMIT")''')),
+    # ======== issue 54: nine mistakes written blind from SPEC.md that the suite once passed ========
+    # Each names the class or observation its test must draw (docs/DOMAINS.md, "Issue 54's classes").
+    _bug("fault-before-ledger-row", 3,
+         "writes the total, calls fault(), and only then inserts the ledger row: fault sees no row of its event",
+         (r"""        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+            fault()
+""", r"""        con.execute("UPDATE checkpoint SET total = total + ? WHERE id = 1", (delta,))
+        if fault is not None:
+            fault()
+        con.execute("INSERT INTO ledger(seq, delta) VALUES (?, ?)", (seq, delta))
+""")),
+    _bug("commit-retried-while-read", 3,
+         "in a rollback journal, retries COMMIT on 'database is locked' until a reader lets go, past the busy timeout",
+         (r"""        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=FULL")
+""", r"""        con.execute("PRAGMA synchronous=EXTRA")
+"""),
+         (r"""        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        con.execute("COMMIT")
+""", r"""        con.execute("UPDATE checkpoint SET last = ? WHERE id = 1", (seq,))
+        while True:  # a reader may hold the file for a moment: wait for it rather than lose the event
+            try:
+                con.execute("COMMIT")
+                break
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error):
+                    raise
+""")),
+    _bug("fault-result-checked", 3,
+         "reads fault()'s return value: a hook that returns False makes it roll back and return False",
+         (r"""        if fault is not None:
+            fault()
+""", r"""        if fault is not None and fault() is False:  # the hook vetoed the event
+            _rollback(con)
+            return False
+""")),
+    _bug("session-skips-locked-line", 6,
+         "catches sqlite3.OperationalError of a line inside the session, writes no ACK and reads on to EOF",
+         (r"""            ack = consume_line(con, line)
+            if before_ack is not None:""", r"""            try:
+                ack = consume_line(con, line)
+            except sqlite3.OperationalError:
+                continue  # the store is busy: no ACK, the publisher sends it again
+            if before_ack is not None:""")),
+    _bug("initialised-if-checkpoint-row", 2,
+         "takes a checkpoint row as a store set up: a store half made checkpoint first (no ledger) is never completed",
+         (r"""            for statement in _SCHEMA:
+                con.execute(statement)
+""", r"""            made = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoint'").fetchone()
+            if not (made and con.execute("SELECT 1 FROM checkpoint WHERE id = 1").fetchone()):
+                for statement in _SCHEMA:
+                    con.execute(statement)
+""")),
+    _bug("session-ends-at-top-seq", 6,
+         "ends the session right after ACKing seq 2147483647 (nothing can follow it), not at EOF",
+         (r"""            writer.write(ack)
+            async with asyncio.timeout(timeout):
+                await writer.drain()
+""", r"""            writer.write(ack)
+            async with asyncio.timeout(timeout):
+                await writer.drain()
+            if ack == b"ACK %d\n" % SEQ_MAX:
+                break  # the last seq there is: the publisher has nothing more
+""")),
+    _bug("resent-at-resume-acked-blind", 7,
+         "after RESUME n, ACKs the first frame whose seq is n without looking at the store (its delta unchecked)",
+         (r"""            async with asyncio.timeout(timeout):
+                await writer.drain()
+        except BaseException:
+            await _reclaim_after_error(writer, timeout)
+            raise
+        return await consume_session(""", r"""            async with asyncio.timeout(timeout):
+                await writer.drain()
+            if last >= 0:  # the publisher resends the event at the cursor first: we have it already
+                async with asyncio.timeout(timeout):
+                    first = await reader.readline()
+                if first:
+                    resent = first.startswith(b"EVENT %d " % last)
+                    ack = b"ACK %d\n" % last if resent else consume_line(con, first)
+                    if before_ack is not None:
+                        result = before_ack(int(ack.split()[1]))
+                        if inspect.isawaitable(result):
+                            await result
+                    writer.write(ack)
+                    async with asyncio.timeout(timeout):
+                        await writer.drain()
+        except BaseException:
+            await _reclaim_after_error(writer, timeout)
+            raise
+        return await consume_session(""")),
+    _bug("gap-refusal-remembered", 5,
+         "remembers the frames it refused as a Gap and refuses them again from memory once the hole is filled",
+         (r"""    seq, delta = parse_line(line)
+    apply_event(con, seq, delta, fault)
+    return b"ACK %d\n" % seq
+""", r"""    seq, delta = parse_line(line)
+    store = con.execute("PRAGMA database_list").fetchone()[2]
+    refused = _refused.setdefault((id(con), store), set())
+    if (seq, delta) in refused:
+        raise Gap(f"event {seq} was refused already")
+    try:
+        apply_event(con, seq, delta, fault)
+    except Gap:
+        refused.add((seq, delta))
+        raise
+    return b"ACK %d\n" % seq
+
+
+_refused = {}  # frames refused as a Gap, by connection and store file
+""")),
+    _bug("state-begins-immediate", 2,
+         "reads state() inside its own BEGIN IMMEDIATE: a reader waits for a writer and fails with 'database is locked'",
+         (r"""    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
+    if row is None:
+        raise sqlite3.DatabaseError("the checkpoint row is missing")
+""", r"""    if not con.in_transaction:  # a consistent read: take the lock, read, let go
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            return state(con)
+        finally:
+            con.execute("COMMIT")
+    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()
+    if row is None:
+        raise sqlite3.DatabaseError("the checkpoint row is missing")
+""")),
 ]
 
 # ------------------------------------------------------------ crash-only bugs (issue 10)

@@ -217,6 +217,15 @@ class Raised:
 LOCKED = Raised("OperationalError", clause="D4.locked")
 
 
+def commit_beside_a_reader(outcome, wal):
+    """The outcome of a call that applies an event while another connection holds a read
+    transaction it began during the write: in a rollback journal (decision 17 leaves the mode
+    free) the reader's lock keeps COMMIT from writing, and the call ends as decision 4's locked
+    database, after the busy timeout, not when the reader lets go; in WAL mode no reader blocks a
+    writer, and the call is ``outcome``."""
+    return outcome if wal else LOCKED
+
+
 def raced(outcome):
     """The outcome of a call that another connection's commit interleaved: decided by decision 4
     ("reads `last` inside the same transaction that writes")."""
@@ -977,6 +986,15 @@ class Store:
         self.because = "S3.one-transaction"
         return Returned(True, "S3.true", instead)
 
+    def locked(self, seq, delta):
+        """Decision 4: the outcome of ``apply_event(con, seq, delta)`` while another connection holds
+        the write lock. Invalid arguments are refused first; every call with valid arguments starts
+        ``BEGIN IMMEDIATE``, a duplicate's and a gap's too, and so surfaces as the locked database."""
+        if not (is_seq(seq) and is_delta(delta)):
+            return self.copy().apply_event(seq, delta)
+        return Raised("OperationalError", clause="D4.locked" if self.decide(seq, delta) == "applied"
+                      else "D4.every-call")
+
     def at_fault(self, seq, delta):
         """The store as ``fault`` sees it inside the transaction of ``(seq, delta)`` (step 3's order)."""
         return Store(self.last, self.total + delta, {**self.ledger, seq: delta})
@@ -1270,7 +1288,7 @@ class Session:
                 if clause == "S6.propagate" and outcome is not None and outcome == self.outcome:
                     return "S6.ack-after-commit"  # its error propagated: the ACK was written before it
                 return clause  # the line that ended it, ACKed
-            return self.outcome.clause or "S6.propagate"  # it went on past the error
+            return "D8.nothing-more"  # it went on past the error: "after an error ... it writes nothing more"
         if len(got) < len(self.acks) and self.acks[:len(got)] == got:
             return self.outcome.clause or "S6.ack-after-commit"
         return "S6.ack-after-commit"

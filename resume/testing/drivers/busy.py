@@ -42,3 +42,32 @@ def lock_is_a_finding(path):
                 f"call returned: a transaction left open, or a connection not closed"
             ) from error
         raise
+
+
+class ReaderFor:
+    """A read transaction another connection holds on ``path`` from ``start()`` for ``seconds``, then
+    ends (a thread's timer): a reader that arrives during a write and lets go later. In a rollback
+    journal its SHARED lock keeps the writer's COMMIT from writing until it lets go; in WAL it blocks
+    nothing. ``stop()`` ends it at once (and waits for the timer)."""
+
+    def __init__(self, path, seconds):
+        import threading
+
+        self.con = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=LOCK_WAIT)
+        self.timer = threading.Timer(seconds, self._end)
+        self.lock = threading.Lock()
+
+    def start(self):
+        self.con.execute("BEGIN")
+        self.con.execute("SELECT count(*) FROM checkpoint").fetchone()  # the read: SHARED taken
+        self.timer.start()
+
+    def _end(self):
+        with self.lock:
+            if self.con.in_transaction:
+                self.con.execute("COMMIT")
+
+    def stop(self):
+        self.timer.cancel()
+        self._end()
+        self.con.close()

@@ -122,6 +122,18 @@ def read(path):
     return Snapshot(state, ledger)
 
 
+def in_wal(path):
+    """Whether the store at ``path`` is in WAL mode (left to the implementation: decision 17)."""
+    with contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.LOCK_WAIT)) as con:
+        return con.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+
+
+def ledger_on(con):
+    """The ledger ``{seq: delta}`` as the connection ``con`` sees it now (inside its own transaction,
+    if it has one), read with SPEC.md's schema."""
+    return dict(con.execute("SELECT seq, delta FROM ledger ORDER BY seq"))
+
+
 def ledger_rows(path):
     """The rows of the ledger table in the database file at ``path``: ``{}`` if there is no such file or table."""
     if not os.path.isfile(path) or not os.path.getsize(path):

@@ -322,6 +322,10 @@ HOOK_KINDS = ["None", "plain", "returns a value", "falsy callable", "not callabl
 
 
 _SHAPES = st.sampled_from(AWAITABLE_SHAPES)
+# What a hook of class "returns a value" returns: falsy ones first (False: a veto to a file that
+# reads it), then a truthy int, and an object of no meaning.
+RETURNED_VALUES = [False, 0, "", 42, True, "done"]
+_RETURNED = st.sampled_from(RETURNED_VALUES) | st.builds(object)
 _ERRORS = {kind: st.sampled_from(errors) for kind, errors in HOOK_ERRORS.items()}
 # From an awaitable: an Exception or an sqlite3 error, or (a class of its own, so that every run of
 # it meets one) a BaseException that is not an Exception, which a task of the implementation's own
@@ -343,8 +347,9 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
         return None
     if kind == "not callable":
         return draw(st.sampled_from(NOT_CALLABLE))
-    if kind == "returns a value":
-        return Hook("a hook returning 42", returns=42)
+    if kind == "returns a value":  # its value means nothing (step 3 calls fault(); decision 8): a falsy one neither
+        value = draw(_RETURNED)
+        return Hook(f"a hook returning {value!r}", returns=value)
     if kind == "falsy callable":
         return FalsyHook("a falsy callable hook")
     shape = draw(_SHAPES) if kind.startswith("awaitable") and kind != "awaitable sometimes" else None
