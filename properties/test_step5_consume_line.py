@@ -20,7 +20,7 @@ import contextlib
 import sqlite3
 
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing.strategies import arguments
@@ -37,8 +37,10 @@ from resume.testing.drivers.store_files import opened, prefill, temp_store_path
 #   duplicate   seq = last - k, the delta the ledger holds (with no row: any delta)
 #   conflict    seq = last - k, a delta that differs from the ledger's
 #   gap         seq = last + 1 + k
+#   gap again   a gap's frame (seq = last + 1 + k), the events that fill its hole, then the
+#               gap's frame again: a refusal is not kept for later, and now it is the next event
 #   any line    a value from the whole domain of ``line``
-INTENTIONS = ["next", "duplicate", "conflict", "gap", "any line"]
+INTENTIONS = ["next", "duplicate", "conflict", "gap", "gap again", "any line"]
 
 # Which parameter a run draws from its whole domain more often: ``line``, or
 # ``fault`` of one class (each in a run of its own, so that every class gets
@@ -48,7 +50,7 @@ FOCUS = ["line"] + [f"fault: {kind}" for kind in FAULT_KINDS]
 
 # Strategies are built once, here: one built at each draw costs more than the draw.
 LINES, HOOKS = sts.lines(), arguments.hooks()
-_FORWARD = INTENTIONS + ["next"] * 2  # mostly forward, so that the ledger grows and faults get called
+_FORWARD = INTENTIONS + ["next"] * 3  # mostly forward, so that the ledger grows and faults get called
 _ANY_LINE, _FORWARD_ONLY = st.sampled_from(_FORWARD + ["any line"] * len(_FORWARD)), st.sampled_from(_FORWARD)
 _MOSTLY_THE_CLASS = st.sampled_from(_FORWARD + ["any line"] * 3 * len(_FORWARD))  # a run of one class of line
 _THE_CLASS = st.just("any line")
@@ -83,17 +85,23 @@ PLANS.update({focus: st.tuples(st.lists(calls(focus), max_size=11), calls(focus,
 
 
 def concrete(store, call):
-    """The line of a drawn call, against the model's store as it is now."""
+    """The lines of a drawn call, against the model's store as it is now: one line, or for
+    "gap again" the gap's frame, the events that fill its hole, and the gap's frame again."""
     kind, k, delta, line, _ = call
     if kind == "any line":
-        return line
+        return [line]
+    if kind == "gap again":  # refused, then its hole filled, then sent again: now it is the next event
+        event("a frame refused as a gap, sent again once its hole is filled")
+        gap = max(k, 1)
+        line = model.frame(store.last + 1 + gap, delta)
+        return [line] + [model.frame(store.last + 1 + i, delta) for i in range(gap)] + [line]
     if kind in ("next", "gap"):
-        return model.frame(store.last + 1 + (max(k, 1) if kind == "gap" else 0), delta)
+        return [model.frame(store.last + 1 + (max(k, 1) if kind == "gap" else 0), delta)]
     seq = store.last - k
     stored = store.ledger.get(seq)
     if kind == "duplicate" or stored is None:
-        return model.frame(seq, delta if stored is None else stored)
-    return model.frame(seq, model.other_delta(stored))
+        return [model.frame(seq, delta if stored is None else stored)]
+    return [model.frame(seq, model.other_delta(stored))]
 
 
 @pytest.mark.parametrize("focus", FOCUS)
@@ -116,8 +124,7 @@ def calls_as_predicted(impl, start, plan):
     with temp_store_path() as path, opened(impl, path) as con:
         if start.last != model.LAST_MIN:
             prefill(path, start.last, start.total, start.ledger)
-        for call in plan:
-            line, fault = concrete(expected, call), call[-1]
+        for line, fault in ((line, call[-1]) for call in plan for line in concrete(expected, call)):
             parsed = model.parse(line)
             what = model.call_text("consume_line", model.CON, line, fault=fault, on=expected,
                                    kind=expected.what_it_is(*parsed) if parsed else "not a frame")

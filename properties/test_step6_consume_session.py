@@ -675,9 +675,17 @@ LINE_CLASSES = ONE_LINE_MALFORMATIONS + [kind for kind in BAD_LINES if kind != "
 # And each way before_ack can fail x the moment it fails (decision 8: before every ACK, a
 # duplicate's included): at its first call (a new event's ACK), or at a resent event's only.
 HOOK_FAILURES = [kind for kind in arguments.HOOK_KINDS if "raises" in kind]
+# And the store: one whose cursor is at the top of the seq range once the log is applied (the log's
+# last event is seq 2147483647; nothing can follow it, and the session still reads to EOF: the event
+# again, and with another delta), and one that another connection locks (a real write lock, taken
+# as read number r is entered: the line after it waits the busy timeout and fails; at EOF only
+# state() runs, a read no lock blocks).
+STORES = ["at the top of the seq range", "locked by another connection"]
 CLASSES = ([("timeout", kind) for kind in arguments.TIMEOUT_CLASSES] + [("before_ack", kind) for kind in arguments.HOOK_KINDS]
            + [("before_ack at a duplicate", kind) for kind in HOOK_FAILURES]
-           + [("line", kind) for kind in LINE_CLASSES] + [("statement", kind) for kind in statements.ERRORS])
+           + [("line", kind) for kind in LINE_CLASSES] + [("statement", kind) for kind in statements.ERRORS]
+           + [("store", kind) for kind in STORES])
+BUSY = 0.02  # seconds: the busy timeout a locked store's run gives the connection (not open_store's 1 s)
 STATEMENT_ERRORS = {kind: st.sampled_from(errors) for kind, errors in statements.ERRORS.items()}
 
 
@@ -700,41 +708,67 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         log, duplicate = log or [0], True
         before_ack = before_ack.failing_at(len(log) + 1, "the resent event's call")
     assume(log or (parameter, kind) != ("line", "conflict"))
-    lines = [model.frame(seq, delta) for seq, delta in enumerate(log)]
+    top, locked = (parameter, kind) == ("store", STORES[0]), (parameter, kind) == ("store", STORES[1])
+    if top:  # the log ends at the top: its last event again, and maybe with another delta
+        log, duplicate = log or [0], True
+    log = log or [0] if locked else log  # a line for the lock to meet
+    base = model.SEQ_MAX - len(log) if top else model.LAST_MIN  # the store's cursor before the session
+    lines = [model.frame(base + 1 + seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []
+    if top and data.draw(st.booleans(), label="then another delta"):
+        lines.append(model.frame(model.SEQ_MAX, model.other_delta(log[-1])))
     failure = None  # (read number, error): the first statement after that read raises the error
     if parameter == "statement":
         failure = (data.draw(st.integers(1, len(lines) + 1), label="fails after read"),
                    model.drawn_error(data.draw(STATEMENT_ERRORS[kind], label="error"), "a FAKE failure of a statement"))
+    if locked:  # as a line's read begins, mostly; as the read that finds EOF begins, in one draw of eight
+        at_eof = data.draw(RARELY, label="locked at EOF")
+        failure = (len(lines) + 1 if at_eof else data.draw(st.integers(1, len(lines)), label="locked as read"),
+                   model.WRITE_LOCK)
     if parameter == "line":  # then a line that would be valid (never read), unless it would mend a cut-off line
         lines += [data.draw(bad_lines(kind, log), label="line")] + [model.frame(len(log), 0)] * (kind != "cut off")
-    store_after = model.Store()
+    start = model.Store(base)
+    store_after = start.copy()
     models = arguments.fresh(before_ack)
     predicted = await store_after.session(lines, None, timeout, models)
     mine = arguments.fresh(before_ack)
-    note(f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r}) on a new store; the server sends "
+    on = "a new store" if base == model.LAST_MIN else f"a store at last={base}, total=0"
+    note(f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r}) on {on}; the server sends "
          + (", ".join(map(shown, lines)) or "nothing") + ", then EOF"
          + (f"; expected of the client: {acks_text(predicted.acks)}, before_ack called for {predicted.calls}"
             if before_ack is not None else ""))
     # With an invalid timeout the peer sends its lines and then nothing (no EOF): the session must
     # refuse the timeout before it reads, so a read it makes first waits for ever (cut here).
     valid = model.is_valid_timeout(timeout)
-    committed_at_hook, cons, fired = [], [], []  # committed_at_hook: inside before_ack, is its event visible?
+    committed_at_hook, cons, fired, lockers = [], [], [], []  # committed_at_hook: inside before_ack, is its event visible?
 
     def open_store(path):
         if isinstance(mine, arguments.Hook):
             mine.observer = lambda seq: committed_at_hook.append(seq in store_files.read(path).ledger)
         with statements.failing_connections():
             cons.append(impl.open_store(path))
+        if base != model.LAST_MIN:
+            store_files.prefill(path, base, 0)
+        if failure is not None and failure[1] == model.WRITE_LOCK:
+            cons[0].execute(f"PRAGMA busy_timeout = {int(BUSY * 1000)}")
+            lockers.append(sqlite3.connect(path, isolation_level=None))
         return cons[0]
 
+    def lock():
+        lockers[0].execute("BEGIN IMMEDIATE")
+        fired.append(True)
+
     def after(con):
+        for locker in lockers:
+            locker.close()  # its lock with it
         if isinstance(con, statements.Failing):
             fired.append(con.fired is not None)
             con.disarm()  # armed at read r, but no statement since (the session ended first)
 
     def wrap(reader, writer, peer, cancel):
-        if failure is not None:  # armed as read r is entered: no statement runs inside a read
+        if failure is not None and failure[1] == model.WRITE_LOCK:
+            reader = peers.ReadHook(reader, failure[0], lock)
+        elif failure is not None:  # armed as read r is entered: no statement runs inside a read
             reader = peers.ReadHook(reader, failure[0], functools.partial(statements.arm, cons[0], 1, failure[1]))
         return reader, writer, mine
 
@@ -745,8 +779,10 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     if failure is not None:
         event(f"the statement failed: {any(fired)}")
     if any(fired):  # the model is told where the statement failed: the same session, and that failure
-        what += f", where the first statement after read number {failure[0]} raises {failure[1]!r}"
-        store_after, models = model.Store(), arguments.fresh(before_ack)
+        what += (f", where another connection takes the write lock as read number {failure[0]} begins "
+                 f"(the busy timeout {BUSY} s)" if failure[1] == model.WRITE_LOCK else
+                 f", where the first statement after read number {failure[0]} raises {failure[1]!r}")
+        store_after, models = start.copy(), arguments.fresh(before_ack)
         predicted = await store_after.session(lines, None, timeout, models, failed=failure[1], failed_after=failure[0])
         note(what)
     compare(seen, predicted, store_after, what)

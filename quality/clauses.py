@@ -301,7 +301,7 @@ BREAKS = {
     "fault-before-ledger-row": ("S3.one-transaction",),
     "commit-retried-while-read": ("D4.locked",),
     "fault-result-checked": ("S3.true", "S3.one-transaction"),
-    "session-skips-locked-line": ("S6.propagate",),
+    "session-skips-locked-line": ("S6.propagate", "D4.locked"),
     "initialised-if-checkpoint-row": ("S2.create-once",),
     "session-ends-at-top-seq": ("S6.eof-state",),
     "resent-at-resume-acked-blind": ("S5.errors", "S3.conflict"),

@@ -215,6 +215,9 @@ class Raised:
 
 # Decision 4: "A locked database surfaces as `sqlite3.OperationalError` after the busy timeout".
 LOCKED = Raised("OperationalError", clause="D4.locked")
+# What a test tells the model as ``failed`` where another connection holds the write lock (a real
+# one, not an error object the call must pass on as it is): a call that writes meets decision 4.
+WRITE_LOCK = "another connection holds the write lock"
 
 
 def commit_beside_a_reader(outcome, wal):
@@ -963,6 +966,9 @@ class Store:
             instead = {"raises": "D14"}
         else:
             instead = {"ValueError": "S3.true" if abs(self.total + delta) >= 2 ** 31 else "S3.int-args"}
+        if failed == WRITE_LOCK:
+            self.because = "D4.locked"
+            return self.locked(seq, delta)
         if failed is not None:
             self.because = "S3.rollback" if isinstance(failed, Exception) else "D5"
             return propagates(failed, self.because)
@@ -1112,7 +1118,8 @@ class Store:
                 result.outcome = result.wait_failed(drain, timeout, "S6.drain-bounded", "S6.propagate")
                 return result
         if ending is None:
-            at_eof = failed if failed_after == len(lines) + 1 else None
+            # At EOF only state() runs: a read, which no writer's lock blocks.
+            at_eof = failed if failed_after == len(lines) + 1 and failed != WRITE_LOCK else None
             result.outcome = (Returned(self.state(), "S6.eof-state", refused) if at_eof is None
                               else propagates(at_eof, "S6.propagate"))
         else:
