@@ -144,16 +144,6 @@ def parse_line(line):'''),
     if last is None or total is None:
         raise sqlite3.DatabaseError("the checkpoint row is missing")
     return last[0], total[0]''')),
-    _bug("checkpoint-rebuilt-from-ledger", 2,
-         "makes a missing checkpoint row from the ledger (its top seq and its sum), not (1, -1, 0)",
-         (r'''    "INSERT OR IGNORE INTO checkpoint(id, last, total) VALUES (1, -1, 0)",''',
-          r'''    "INSERT OR IGNORE INTO checkpoint(id, last, total) "
-    "SELECT 1, COALESCE(MAX(seq), -1), COALESCE(SUM(delta), 0) FROM ledger",''')),
-    _bug("checkpoint-by-position", 2,
-         "reads the checkpoint row with SELECT * and takes last and total by position: another program's column moves them",
-         (r'''    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()''',
-          r'''    row = con.execute("SELECT * FROM checkpoint WHERE id = 1").fetchone()
-    row = row and row[1:3]  # (id, last, total)''')),
     _bug("reinit-cursor", 2,
          "re-initialises the cursor on every open (INSERT OR REPLACE)",
          (r'''    "INSERT OR IGNORE INTO checkpoint''', r'''    "INSERT OR REPLACE INTO checkpoint''')),
@@ -226,16 +216,6 @@ import os
             if fresh:  # an existing store already has its tables and its checkpoint row
                 for statement in _SCHEMA:
                     con.execute(statement)
-''')),
-    _bug("other-checkpoint-replaced", 2,
-         "takes another program's checkpoint table (without SPEC's columns) for no store at all: drops it and starts afresh",
-         (r'''            for statement in _SCHEMA:
-                con.execute(statement)
-''', r'''            columns = {row[1] for row in con.execute("PRAGMA table_info(checkpoint)")}
-            if columns and not {"id", "last", "total"} <= columns:
-                con.execute("DROP TABLE checkpoint")  # not a cursor of ours: start one
-            for statement in _SCHEMA:
-                con.execute(statement)
 ''')),
     _bug("half-made-store-kept", 2,
          "takes a store with a ledger table for a whole one: a store whose writer died before its checkpoint table fails to open",
@@ -2079,6 +2059,17 @@ _refused = {}  # frames refused as a Gap, by connection and store file
         raise sqlite3.DatabaseError("the checkpoint row is missing")
 """)),
 ]
+
+# Known bugs retired, with the reason: each was caught only through a store outside the contract
+# (decision 19: another program's table named checkpoint, a ledger row above last), where what
+# any step does is left to the implementation. On every store step 2 makes or a writer left half
+# made, each of these files is correct.
+RETIRED = {
+    "checkpoint-rebuilt-from-ledger": "rebuilt a missing checkpoint row from the ledger's rows: a store with "
+                                      "ledger rows and no checkpoint row holds rows above its last (-1)",
+    "checkpoint-by-position": "read the checkpoint row by position: only another program's extra column moves it",
+    "other-checkpoint-replaced": "dropped another program's checkpoint table: no store step 2 makes has one",
+}
 
 # ------------------------------------------------------------ crash-only bugs (issue 10)
 # Each passes every call of the contract when no process dies: every function

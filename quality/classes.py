@@ -108,9 +108,8 @@ EXPOSES = {
         "a store with the ledger table only": "half-made-store-kept",
         "a store with the checkpoint table only": "half-made-store-by-checkpoint",
         "a store with no checkpoint row": "row-only-with-new-table",
-        "a database with another checkpoint table": "other-checkpoint-replaced",
-        "a checkpoint table with another program's column": "checkpoint-by-position",
-        "a ledger with rows and no checkpoint row": "checkpoint-rebuilt-from-ledger",
+        "a store with no checkpoint row, the ledger made first": "half-made-store-kept",
+        "a store with the checkpoint table and its row only": "initialised-if-checkpoint-row",
     },
     # seq, delta (steps 3 and 5), last, limit (step 4): one strategy, arguments.any_ints
     "seq, delta, last, limit": {

@@ -642,11 +642,9 @@ def _frame_refused(line, seq, delta, after):
 # connects with exactly that call): a file at that very name, or a store that
 # is gone when its connection closes (``":memory:"``, and ``""``: a private
 # temporary file), or no store at all (a folder, a missing parent folder), or
-# a file that is not a database (its first bytes are not SQLite's header), or a
-# database whose ``checkpoint`` table lacks a column of SPEC's (another program's
-# table of that name: the initial row cannot be stored, however the SQL is written).
+# a file that is not a database (its first bytes are not SQLite's header). Another
+# program's table named ``checkpoint`` or ``ledger`` is outside the contract (decision 19).
 PATH_FILE, PATH_FORGETS, PATH_UNUSABLE, PATH_NOT_A_DATABASE = "file", "forgets", "unusable", "not a database"
-PATH_OTHER_CHECKPOINT = "another checkpoint table"
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 
 # Step 2's two tables, read from SPEC.md itself (``resume.testing.spec``), and the clause of each.
@@ -718,13 +716,11 @@ def path_kind(path):
         # at its exit, and a commit made here after that was gone at the next open: the
         # reference "lost" an ACKed event.
         try:
-            columns = _checkpoint_columns(name)
+            _checkpoint_columns(name)
         except sqlite3.DatabaseError as error:
             if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_NOTADB:
                 return PATH_NOT_A_DATABASE
             raise
-        if columns and not table_columns()["checkpoint"] <= columns:
-            return PATH_OTHER_CHECKPOINT
     return PATH_FILE
 
 
@@ -734,9 +730,8 @@ def open_store(path, existing=None, failed=None, locked=False):
     connection holds the write lock on the file.
 
     A usable path gives a connection whose ``state`` is the existing store's
-    (a new one's is ``(-1, 0)``); a path where no database can be opened, or
-    whose ``checkpoint`` table cannot hold SPEC's row, raises
-    ``sqlite3.OperationalError``, a file that is not a database
+    (a new one's, or one a writer left half made, is ``(-1, 0)``: decision 19); a path
+    where no database can be opened raises ``sqlite3.OperationalError``, a file that is not a database
     ``sqlite3.DatabaseError`` at the first statement ("If initialisation
     fails, close the connection and let the error propagate").
     """
@@ -747,9 +742,8 @@ def open_store(path, existing=None, failed=None, locked=False):
     kind = path_kind(path)
     if kind == PATH_UNUSABLE:
         return Raised("OperationalError", clause="D3.connect")
-    if kind in (PATH_OTHER_CHECKPOINT, PATH_NOT_A_DATABASE):
-        return Raised("OperationalError" if kind == PATH_OTHER_CHECKPOINT else "DatabaseError",
-                      clause="S2.close-on-failure")
+    if kind == PATH_NOT_A_DATABASE:
+        return Raised("DatabaseError", clause="S2.close-on-failure")
     instead = {"raises": _store_refused(path), "other shape": "S2.state"}
     if existing is not None and kind == PATH_FILE:
         return Returned(existing.state(), "S2.init-once", instead)
