@@ -369,8 +369,12 @@ def stored_runs(draw):
     base = draw(st.just(model.LAST_MIN) | st.integers(0, 20) | st.integers(model.SEQ_MAX - 20, model.SEQ_MAX - 10) | top)
     fresh = [] if base + len(applied) == model.SEQ_MAX else fresh
     total = draw(st.integers(-(10**6), 10**6)) if base >= 0 else 0
-    redelivered = draw(st.integers(0, len(applied)))  # stored, but their ACKs never reached the publisher
-    return base, total, applied, fresh, redelivered
+    # The event at the cursor as the store holds it: the publisher's own, or (the resent event after
+    # RESUME with another delta) one the publisher now sends with a delta that differs: Conflict.
+    changed = bool(applied) and draw(st.booleans())
+    # Stored, but their ACKs never reached the publisher: with the cursor's event changed, at least it.
+    redelivered = draw(st.integers(1 if changed else 0, len(applied)))
+    return base, total, applied, fresh, redelivered, changed
 
 
 @pytest.mark.asyncio
@@ -378,16 +382,23 @@ def stored_runs(draw):
 @given(stored_runs())
 @each_example_clean("run_client")
 async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing(impl, run):
-    base, total, applied, fresh, redelivered = run
+    base, total, applied, fresh, redelivered, changed = run
     first = base + 1
     log = [(first + i, delta) for i, delta in enumerate(applied + fresh)]
-    expected = model.Store(base + len(applied), total + sum(applied), dict(log[:len(applied)]))
+    ledger = dict(log[:len(applied)])
+    if changed:  # the store holds the cursor's event with another delta than the publisher sends
+        ledger[base + len(applied)] = model.other_delta(applied[-1])
+    expected = model.Store(base + len(applied), total + sum(applied), ledger)
     start = expected.copy()
-    resent = log[len(applied) - redelivered:]  # what the publisher sends: from its last ACK on
-    predicted = [await expected.session([model.frame(*e) for e in resent], None, TIMEOUT, lambda seq: None),
-                 await expected.session([], None, TIMEOUT, lambda seq: None)]
-    note(f"a store at last={start.last}, total={start.total}; the server's log: {log}; it sends from seq {first + len(applied) - redelivered}")
-    event(f"redelivered: {redelivered}, fresh: {len(fresh)}")
+    acked = start.last - redelivered  # the publisher's own ACK cursor: it sends from there on, each run
+    predicted = []
+    for _ in range(2):
+        predicted.append(await expected.session([model.frame(*e) for e in log if e[0] > acked], None, TIMEOUT,
+                                                lambda seq: None))
+        acked = max([acked, *(int(ack.split()[1]) for ack in predicted[-1].acks)])
+    note(f"a store at last={start.last}, total={start.total}{', ledger ' + str(ledger) if changed else ''}; "
+         f"the server's log: {log}; it sends from seq {start.last - redelivered + 1}")
+    event(f"redelivered: {redelivered}, fresh: {len(fresh)}, the cursor's event resent with another delta: {changed}")
 
     with store_files.temp_store_path() as path:
         impl.open_store(path).close()
