@@ -26,7 +26,7 @@ import sqlite3
 import time
 
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import event, given, note, settings
 from hypothesis import strategies as st
 
 from resume.testing.strategies import arguments
@@ -188,6 +188,7 @@ def inside_fault(what, before, inside, seen):
     """What fault saw (``seen``: one look per call) is the model's: its own connection the row and
     the total written and the cursor not moved; a reader the committed store."""
     what = f"{what}, looked at from inside fault()"
+    event("inside fault: con's ledger and cursor, state() on a second connection, the file read")
     for own, theirs, read_there in seen:
         if own != inside.snapshot():
             model.differs(what, f"on con: state(con) = {inside.state()} and the ledger {inside.snapshot()[1]} "

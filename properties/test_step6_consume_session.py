@@ -715,6 +715,8 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     base = model.SEQ_MAX - len(log) if top else model.LAST_MIN  # the store's cursor before the session
     lines = [model.frame(base + 1 + seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []
+    if top:
+        event("a session whose log ends at seq 2147483647, the event resent")
     if top and data.draw(st.booleans(), label="then another delta"):
         lines.append(model.frame(model.SEQ_MAX, model.other_delta(log[-1])))
     failure = None  # (read number, error): the first statement after that read raises the error
@@ -725,6 +727,7 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         at_eof = data.draw(RARELY, label="locked at EOF")
         failure = (len(lines) + 1 if at_eof else data.draw(st.integers(1, len(lines)), label="locked as read"),
                    model.WRITE_LOCK)
+        event("the store write-locked as " + ("the read of EOF" if at_eof else "a line's read") + " begins")
     if parameter == "line":  # then a line that would be valid (never read), unless it would mend a cut-off line
         lines += [data.draw(bad_lines(kind, log), label="line")] + [model.frame(len(log), 0)] * (kind != "cut off")
     start = model.Store(base)

@@ -349,6 +349,7 @@ def hooks(draw, awaitable=False, failing=True, none=True, kind=None):
         return draw(st.sampled_from(NOT_CALLABLE))
     if kind == "returns a value":  # its value means nothing (step 3 calls fault(); decision 8): a falsy one neither
         value = draw(_RETURNED)
+        event(f"a hook returns a {'falsy' if not value else 'truthy'} value")
         return Hook(f"a hook returning {value!r}", returns=value)
     if kind == "falsy callable":
         return FalsyHook("a falsy callable hook")
