@@ -1,0 +1,143 @@
+"""The foreign corpus: files written blind from SPEC.md by people who never saw this suite.
+
+    python -m quality.corpus                 # every file, as a learner checks it; prints the four figures
+    python -m quality.corpus --json out.json
+
+``quality/foreign/correct/`` holds correct implementations in styles unlike
+``resume/client.py`` and unlike each other; ``quality/foreign/variants/<base>/``
+holds single-mistake variants of one of them, each with a line of its
+``manifest.jsonl`` written by the variant's author: the step that should fail
+first, the SPEC.md sentence broken (a fragment copied from it) and the lines of
+the mistake. ``quality/foreign/README.md`` has the prompts the authors were given.
+
+Each file is checked as a learner checks it: ``python -m resume check --json``
+(the lab's parts; the power level is a verdict of its own and not counted
+here). The four figures:
+
+* false alarms: correct files that do not pass;
+* caught: variants with a failing part;
+* step: variants whose first failing part is the manifest's step;
+* sentence: variants whose quoted sentence holds the manifest's fragment (or is
+  one the manifest's author would accept as as precise: ``ACCEPTED``, with why);
+* line: of the variants whose report shows a line ``in your file``, those where
+  it lies within the manifest's lines.
+"""
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+from resume.testing import spec
+
+FOLDER = pathlib.Path(__file__).resolve().parent / "foreign"
+SEED = 7  # the meta-test's seed (quality.meta.SEED)
+PARTS = ["1", "2", "3", "4", "5", "6", "7", "protocol"]
+
+# Variants whose report quotes another sentence than the manifest's, judged as precise, and why.
+ACCEPTED = {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    path: pathlib.Path
+    step: str | None = None  # the manifest's step; None: a correct file
+    sentence: str = ""
+    lines: tuple = ()
+    what: str = ""
+
+
+def correct_files():
+    return [Entry(path) for path in sorted((FOLDER / "correct").glob("*.py"))]
+
+
+def variants():
+    found = []
+    for manifest in sorted((FOLDER / "variants").glob("*/manifest.jsonl")):
+        for line in manifest.read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            found.append(Entry(manifest.parent / item["file"], str(item["step"]), item["sentence"],
+                               tuple(item["lines"]), item["what"]))
+    return found
+
+
+def _words(text):
+    return re.sub(r"\s+", " ", text or "").strip()
+
+
+def check_files(entries, seed=SEED, jobs=2):
+    """``{path: the file's entry of resume check --json}``, ``jobs`` checks at a time (each a process
+    of its own, as a learner's)."""
+    def one(entry):
+        done = subprocess.run([sys.executable, "-m", "resume", "check", "--json", "--seed", str(seed),
+                               *[arg for part in PARTS for arg in ("--step", part)], str(entry.path)],
+                              capture_output=True, text=True, cwd=spec.ROOT, stdin=subprocess.DEVNULL)
+        return json.loads(done.stdout)["files"][0]
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        return dict(zip([entry.path for entry in entries], pool.map(one, entries)))
+
+
+def first_failure(report):
+    return next((part for part in report["steps"] if part["status"] not in ("ok", "not run")), None)
+
+
+def judge(entry, report):
+    """``{caught, step, sentence, line}`` for a variant (``line`` None where no line was shown)."""
+    part = first_failure(report)
+    if part is None:
+        return {"caught": False, "step": False, "sentence": False, "line": None, "part": None}
+    quote = (part["clause"] or {}).get("quote", "")
+    sentence = _words(entry.sentence) in _words(quote) or _words(quote) in _words(entry.sentence) and bool(quote)
+    line = None
+    if part["in_your_file"]:
+        number = int(re.match(r"[^:]+:(\d+)", part["in_your_file"]).group(1))
+        line = entry.lines[0] <= number <= entry.lines[-1]
+    return {"caught": True, "step": part["step"] == entry.step,
+            "sentence": sentence or entry.path.name in ACCEPTED, "line": line, "part": part}
+
+
+def figures(correct, judged):
+    shown = [j for j in judged.values() if j["line"] is not None]
+    return {"false alarms": f"{sum(r['status'] != 'pass' for r in correct.values())} of {len(correct)}",
+            "caught": f"{sum(j['caught'] for j in judged.values())} of {len(judged)}",
+            "step": f"{sum(j['step'] for j in judged.values())} of {len(judged)}",
+            "sentence": f"{sum(j['sentence'] for j in judged.values())} of {len(judged)}",
+            "line": f"{sum(j['line'] for j in shown)} of {len(shown)}"}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", help="write every verdict and judgement here")
+    parser.add_argument("--seed", type=int, default=SEED)
+    args = parser.parse_args(argv)
+    good, bad = correct_files(), variants()
+    reports = check_files(good + bad, args.seed)
+    correct = {entry.path: reports[entry.path] for entry in good}
+    judged = {entry.path: judge(entry, reports[entry.path]) for entry in bad}
+    for entry in good:
+        if correct[entry.path]["status"] != "pass":
+            print(f"FALSE ALARM {entry.path.name}: {correct[entry.path]['summary']}")
+    for entry in bad:
+        j = judged[entry.path]
+        if not (j["caught"] and j["step"] and j["sentence"] and j["line"] is not False):
+            part = j["part"] or {}
+            print(f"{entry.path.parent.name}/{entry.path.name}: manifest step {entry.step}, "
+                  f"\"{entry.sentence}\", lines {list(entry.lines)}\n"
+                  f"    report: part {part.get('step')}, {(part.get('clause') or {}).get('id')}, "
+                  f"in your file {part.get('in_your_file')}")
+    result = figures(correct, judged)
+    print("; ".join(f"{name}: {value}" for name, value in result.items()))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(
+            {"figures": result, "judged": {str(path): {**j, "part": j["part"]} for path, j in judged.items()}},
+            indent=1, default=str))
+    return result
+
+
+if __name__ == "__main__":
+    main()
