@@ -2043,6 +2043,16 @@ BUGS += [
 
 _refused = {}  # frames refused as a Gap, by connection and store file
 """)),
+    # issue 55: a clause SPEC.md's decision 10 words on its own
+    _bug("invalid-timeout-not-reclaimed", 6,
+         "checks the timeout before the try that reclaims the connection: an invalid one raises and leaves the socket open",
+         (r"""    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK
+    try:
+        _check_timeout(timeout)
+""", r"""    close_timeout = timeout if valid else CLOSE_TIMEOUT_FALLBACK
+    _check_timeout(timeout)
+    try:
+""")),
     _bug("state-begins-immediate", 2,
          "reads state() inside its own BEGIN IMMEDIATE: a reader waits for a writer and fails with 'database is locked'",
          (r"""    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()

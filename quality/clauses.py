@@ -54,7 +54,7 @@ BREAKS = {
     "init-once-autocommit": ("S2.init-once",),
     # step 1
     "strip-before-check": ("S1.crlf", "S1.final-lf"),
-    "int-tolerance": ("D2.spaces", "D2.digits", "S1.plus", "S1.leading-zero"),
+    "int-tolerance": ("D2.spaces", "D2.digits", "D2.tolerated", "S1.plus", "S1.leading-zero"),
     "dollar-anchor": ("S1.final-lf",),
     "unicode-digits": ("S1.ascii", "D2.digits"),
     "crlf-accepted": ("S1.crlf",),
@@ -223,7 +223,7 @@ BREAKS = {
     # one per class of docs/DOMAINS.md (issue 22)
     "non-ascii-dropped": ("S1.ascii",),
     "any-whitespace-separator": ("D2.spaces",),
-    "underscore-accepted": ("D2.digits",),
+    "underscore-accepted": ("D2.tolerated", "D2.digits"),
     "hex-accepted": ("D2.digits",),
     "fraction-dropped": ("D2.digits",),
     "run-client-path-resolved": ("S7.order", "D3.connect"),
@@ -304,6 +304,7 @@ BREAKS = {
     "resent-at-resume-acked-blind": ("S5.errors", "S3.conflict"),
     "gap-refusal-remembered": ("S5.errors",),
     "state-begins-immediate": ("D4",),
+    "invalid-timeout-not-reclaimed": ("D10.reclaim", "S6.reclaim"),
 }
 
 

@@ -269,8 +269,8 @@ def hook_failed(hook, error, clause, base_clause=None):
     5, where it says so); a value that cannot be called fails with a
     TypeError of the caller's own making (decision 15).
     """
-    if not callable(hook):
-        return Raised("TypeError", clause="D15.uncallable")
+    if not callable(hook):  # refused before the call (ValueError, say): checked beforehand, against decision 15
+        return Raised("TypeError", clause="D15.uncallable", instead={"ValueError": "D15", "returns": "D15"})
     if not hook:  # a falsy hook is called all the same: "called as given, with no check beforehand"
         return propagates(error, "D15")
     return propagates(error, clause if base_clause is None or isinstance(error, Exception) else base_clause)
@@ -438,7 +438,10 @@ CON = Name("con")
 OBSERVED = {
     "fault calls": "S3.one-transaction",  # "call `fault()` if given": once, in the transaction
     "inside fault": "S3.one-transaction",  # the row and the total written, the cursor not yet
-    "busy wait": "D4.locked",  # "after the busy timeout": waited once, not twice, not never
+    "busy wait": "D4.locked",  # "after the busy timeout": waited once, not twice
+    # Not waited at all: SQLite refuses at once a transaction that read and then wants to write while
+    # another holds the write lock (its deadlock rule), so the write lock was not taken first (BEGIN IMMEDIATE).
+    "no busy wait": "D4",
     "busy wait of open_store": "D3.busy-timeout",  # the connect's 1 s bounds initialisation too
     "state read": "S2.state",  # a pair the store held, never halves of two
     "new list": "S4.new-list",  # "as a new list"
@@ -549,7 +552,11 @@ def _number(text, range_clause):
     if not digits:
         return None, "S1.frame"
     if not set(digits) <= _DIGITS:
-        return None, "D2.digits"
+        try:  # what int() would take all the same (an underscore, blanks around it) is decision 2's second sentence
+            int(text)
+        except ValueError:
+            return None, "D2.digits"
+        return None, "D2.tolerated"
     if len(digits) > 1 and digits[0] == ord("0"):
         return None, "S1.leading-zero"
     if negative and int(digits) == 0:
@@ -750,6 +757,13 @@ def open_store(path, existing=None, failed=None, locked=False):
     return Returned(Store().state(), "S2.init-once" if kind == PATH_FILE else "D3.connect", instead)
 
 
+def incomplete(missing):
+    """The clause broken by an ``open_store`` that returned leaving its store without ``missing``
+    (``store_files.missing_parts``): a table, "It creates the two tables only when they do not
+    exist"; the row alone, "inserts the checkpoint's initial row ... only when it does not exist"."""
+    return "S2.create-once" if missing - {"row"} else "S2.init-once"
+
+
 def _store_refused(path):
     """The clause an ``open_store`` that fails on this usable path breaks: decision 3 for a path
     of an unusual form (relative, bytes, a Path, a character a URI would read), else step 2's
@@ -773,7 +787,9 @@ def replay(events, last, limit):
     ``limit`` of them.
     """
     def refused(clause, *values):
-        return refusal("D1" if any(isinstance(v, bool) for v in values) else clause)
+        # ResyncRequired instead: the decision taken before this check (decision 7's order).
+        return with_instead(refusal("D1" if any(isinstance(v, bool) for v in values) else clause),
+                            ResyncRequired="D7.validate-first")
 
     if not isinstance(events, list) or not LOG_MIN <= len(events) <= LOG_MAX:
         return refused("S4.log-length")
@@ -980,7 +996,7 @@ class Store:
                 failure = hook_failed(fault, error, "S3.rollback", "D5")
                 # The store after it: step 3's rollback (decision 5's, for what is not an Exception).
                 self.because = "S3.rollback" if isinstance(error, Exception) else "D5"
-                return dataclasses.replace(failure, instead=instead)
+                return dataclasses.replace(failure, instead={**instead, **(failure.instead or {})})
         self.ledger[seq] = delta
         self.last, self.total = seq, self.total + delta
         self.because = "S3.one-transaction"
@@ -1012,9 +1028,10 @@ class Store:
         if isinstance(outcome, Returned):
             return Returned(ack(parsed[0]), "S5.ack" if outcome.value else "S5.duplicate-ack")
         if outcome.error is not None and outcome.clause == "S3.rollback":  # a business failure
-            return dataclasses.replace(outcome, clause="S5.errors", instead={"returns": "S5.fault"} if fault else None)
-        if outcome.kind in _ERROR_OF_DECISION.values():
-            return dataclasses.replace(outcome, clause="S5.errors")
+            return dataclasses.replace(outcome, clause="S5.errors", instead={"ValueError": "S5.errors", **(
+                {"returns": "S5.fault"} if fault else {})})
+        if outcome.kind in _ERROR_OF_DECISION.values():  # a ValueError instead: the error rewrapped
+            return dataclasses.replace(outcome, clause="S5.errors", instead={**outcome.instead, "ValueError": "S5.errors"})
         return outcome
 
     async def session(self, lines, ending=None, timeout=1.0, before_ack=None, drain=None, drain_at=0,
@@ -1170,9 +1187,18 @@ class Store:
         session.opens, session.resume, session.resume_clause = True, result.resume, result.resume_clause
         if isinstance(session.outcome, Returned):
             session.outcome = dataclasses.replace(session.outcome, clause="S7.handover")
+        # Steps 6 and 7 share "Errors and cancellation propagate.": run_client's is step 7's.
+        session.outcome = dataclasses.replace(
+            session.outcome, clause=_RUN_CLIENT_SENTENCE.get(session.outcome.clause, session.outcome.clause),
+            instead={kind: _RUN_CLIENT_SENTENCE.get(clause, clause)
+                     for kind, clause in (session.outcome.instead or {}).items()} or None)
         if slow == "open_store":  # a store that waited for a lock: the connection still has its whole timeout
             session.outcome = with_instead(session.outcome, TimeoutError="S7.connect-bounded")
         return session
+
+
+# A sentence step 7 repeats from step 6: a call of run_client breaks step 7's.
+_RUN_CLIENT_SENTENCE = {"S6.propagate": "S7.propagate"}
 
 
 def as_given(session):
@@ -1338,7 +1364,9 @@ class Session:
     def closed_clause(self, closing_error=None):
         """The clause a socket left open breaks: the abort after a failed closing wait, else step 6's
         "On every path — normal, failure, cancellation — reclaim the connection"."""
-        return "S6.reclaim" if closing_error is None else self.abort_clause(closing_error)
+        if closing_error is None:  # with an invalid timeout, decision 10's "still reclaims the connection"
+            return "S6.reclaim" if self.timeout_valid else "D10.reclaim"
+        return self.abort_clause(closing_error)
 
     def duration_clause(self, wait=None):
         """The clause a call that took longer (or shorter) than ``duration(wait)`` breaks."""

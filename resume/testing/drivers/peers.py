@@ -272,6 +272,14 @@ class CloseFault:
             await waiting
         return await self._writer.drain()
 
+    @staticmethod
+    def was_closing(frames):
+        """Whether a task suspended in ``frames`` (``tasks.suspended_at``) was in a closing wait of this
+        wrapper: a call cut elsewhere hung in a read or a drain, not in the closing wait."""
+        code = CloseFault.wait_closed.__code__
+        lines = range(code.co_firstlineno, code.co_firstlineno + len(inspect.getsourcelines(code)[0]))
+        return any(file == code.co_filename and line in lines for _, file, line in frames)
+
     async def wait_closed(self):
         if self._on_wait is not None:
             self._on_wait()

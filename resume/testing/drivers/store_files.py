@@ -99,7 +99,7 @@ def expect_at_rest(impl, con, expected, what, path=None):
 
     if con.in_transaction:
         model.differs(what, "no transaction left open (con.in_transaction is False)", "con.in_transaction is True",
-                      "D4.locked" if expected.because == "D4.locked" else "S3.rollback")
+                      expected.because if expected.because in ("D4.locked", "D5") else "S3.rollback")
     if path is not None:  # first: the rows say more of what went wrong than the pair does
         expect(path, expected, f"{what}, then another connection reads the store")
     if (got := impl.state(con)) != expected.state():
@@ -126,6 +126,19 @@ def in_wal(path):
     """Whether the store at ``path`` is in WAL mode (left to the implementation: decision 17)."""
     with contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.LOCK_WAIT)) as con:
         return con.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal"
+
+
+def missing_parts(path):
+    """What of step 2's store the file at ``path`` lacks: ``{"checkpoint", "ledger", "row"}`` at most
+    (``"row"``: the checkpoint table holds no row with id 1)."""
+    if not os.path.isfile(path):
+        return {"checkpoint", "ledger", "row"}
+    with contextlib.closing(sqlite3.connect(_uri(path, "ro"), uri=True, timeout=busy.LOCK_WAIT)) as con:
+        tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = {"checkpoint", "ledger"} - tables
+        if "checkpoint" in missing or not con.execute("SELECT 1 FROM checkpoint WHERE id = 1").fetchone():
+            missing.add("row")
+    return missing
 
 
 def ledger_on(con):
