@@ -182,7 +182,7 @@ def compare(seen, predicted, store_after, what, *, outcome=None, acks=True, exac
                       f"last={seen.stored[0][0]}, ledger={seen.stored[1]}", predicted.store_clause(store_after, seen.stored))
     if differ:
         model.differs(f"{what}: the ACKs the server read", acks_text(expected) + ("" if exact else " at most, in order"),
-                      acks_text(seen.acks), predicted.acks_clause(seen.acks))
+                      acks_text(seen.acks), predicted.acks_clause(seen.acks, seen.outcome))
     if not seen.closed:
         model.differs("the client's socket after consume_session", "closed", "never closed",
                       predicted.closed_clause(closing_error))

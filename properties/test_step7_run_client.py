@@ -58,6 +58,8 @@ HOST = peers.HOST
 TIMEOUT = 5.0  # where no timeout is the point: nothing should ever wait this long
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
+RESUME_WITHIN = 0.5  # the publisher hangs up on a connection silent this long: RESUME comes first thing,
+# right after the connect (the store is open already): 0.5 s is some hundred times what it takes
 RETRIES_WITHIN = 0.3  # a refused connection attempt ends in ms: a run_client still trying this late retries
 
 def assert_store_closed(path):
@@ -418,7 +420,8 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
             model.differs(f"run_client(host, port, path, {TIMEOUT}, before_ack) twice, on a store at "
                           f"last={start.last}, total={start.total}; the server resends from seq "
                           f"{start.last - redelivered + 1}",
-                          f"the first line {model.resume_line(last)!r}", f"{session.resume!r}",
+                          f"the first line {model.resume_line(last)!r}",
+                          f"{session.resume!r}" if session.resume else f"nothing sent in {RESUME_WITHIN} s",
                           model.OBSERVED["resume line"])
     for index, (session, result, called, wanted) in enumerate(zip(publisher.sessions, results, calls, predicted)):
         what = f"run_client(host, port, path, {TIMEOUT}, before_ack), run {index + 1}"
@@ -441,7 +444,7 @@ test_the_resume_line_carries_the_stored_cursor_and_a_second_run_changes_nothing_
 
 async def run_twice(impl, path, log, start, acked):
     results, calls = [], []
-    async with Publisher(log, start=start, acked=acked) as publisher:
+    async with Publisher(log, start=start, acked=acked, resume_within=RESUME_WITHIN) as publisher:
         for _ in range(2):
             calls.append([])
             results.append(await model_outcome(

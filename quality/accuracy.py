@@ -37,8 +37,6 @@ EXCEPTIONS = {
     "init-once-autocommit": "the same store as row-only-with-new-table: step 2's two sentences, the tables' named",
     "schema-memo-per-path": "the path form drawn first is a relative name, and a store that cannot be opened at "
                             "an unusual path is decision 3's (the path handed to sqlite3.connect as given)",
-    "resync-before-validation": "ResyncRequired where ValueError is due is decision 7's order or a check left "
-                                "out (step 4's list); the model names the check",
     "extra-fields-ignored": "an ACK for the line after a malformed one, or for the malformed line read as a "
                             "frame: with no event before it both are ACK 0; the model names step 5's errors",
     "zero-refused": "EVENT 0 -1000 holds a zero (step 1: \"other than `0` itself\") and an end of delta's range; "

@@ -2053,6 +2053,10 @@ _refused = {}  # frames refused as a Gap, by connection and store file
     _check_timeout(timeout)
     try:
 """)),
+    _bug("no-resume-for-a-new-store", 7,
+         "sends no RESUME line for a new store (nothing to resume from): the publisher waits for it, the session for events",
+         (r"""            writer.write(b"RESUME %d\n" % last)""", r"""            if last >= 0:
+                writer.write(b"RESUME %d\n" % last)""")),
     _bug("state-begins-immediate", 2,
          "reads state() inside its own BEGIN IMMEDIATE: a reader waits for a writer and fails with 'database is locked'",
          (r"""    row = con.execute("SELECT last, total FROM checkpoint WHERE id = 1").fetchone()

@@ -302,9 +302,10 @@ BREAKS = {
     "initialised-if-checkpoint-row": ("S2.create-once",),
     "session-ends-at-top-seq": ("S6.eof-state",),
     "resent-at-resume-acked-blind": ("S5.errors", "S3.conflict"),
-    "gap-refusal-remembered": ("S5.errors",),
+    "gap-refusal-remembered": ("S5.ack", "S5.errors"),
     "state-begins-immediate": ("D4",),
     "invalid-timeout-not-reclaimed": ("D10.reclaim", "S6.reclaim"),
+    "no-resume-for-a-new-store": ("S7.resume",),
 }
 
 

@@ -17,8 +17,8 @@ here). The four figures:
 * false alarms: correct files that do not pass;
 * caught: variants with a failing part;
 * step: variants whose first failing part is the manifest's step;
-* sentence: variants whose quoted sentence holds the manifest's fragment (or is
-  one the manifest's author would accept as as precise: ``ACCEPTED``, with why);
+* sentence: variants whose quoted sentence holds the manifest's fragment, or is
+  one judged as precise (``ACCEPTED``, with why); and as the manifest wrote it alone;
 * line: of the variants whose report shows a line ``in your file``, those where
   it lies within the manifest's lines.
 """
@@ -136,7 +136,7 @@ def judge(entry, report):
     if part["in_your_file"]:
         number = int(re.match(r"[^:]+:(\d+)", part["in_your_file"]).group(1))
         line = entry.lines[0] <= number <= entry.lines[-1]
-    return {"caught": True, "step": part["step"] == entry.step,
+    return {"caught": True, "step": part["step"] == entry.step, "as written": sentence,
             "sentence": sentence or f"{entry.path.parent.name}/{entry.path.name}" in ACCEPTED, "line": line,
             "part": part}
 
@@ -147,6 +147,7 @@ def figures(correct, judged):
             "caught": f"{sum(j['caught'] for j in judged.values())} of {len(judged)}",
             "step": f"{sum(j['step'] for j in judged.values())} of {len(judged)}",
             "sentence": f"{sum(j['sentence'] for j in judged.values())} of {len(judged)}",
+            "sentence as the manifest wrote it": f"{sum(j.get('as written', False) for j in judged.values())} of {len(judged)}",
             "line": f"{sum(j['line'] for j in shown)} of {len(shown)}"}
 
 

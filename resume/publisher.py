@@ -68,7 +68,7 @@ class Publisher:
     Use as ``async with Publisher(log) as pub:``; ``pub.port`` is the port.
     """
 
-    def __init__(self, log=(), *, start=0, acked=None, batch=16, timeout=5.0):
+    def __init__(self, log=(), *, start=0, acked=None, batch=16, timeout=5.0, resume_within=None):
         self.log = [tuple(event) for event in log]
         for before, after in zip(self.log, self.log[1:]):
             if after[0] != before[0] + 1:
@@ -78,6 +78,9 @@ class Publisher:
         self.acked = first - 1 if acked is None else acked  # the publisher's own ACK cursor
         self.batch = batch
         self.timeout = timeout
+        # How long a new connection may stay silent before its RESUME line: the client writes it
+        # first thing, so a publisher may hang up sooner than its other waits (default: ``timeout``).
+        self.resume_within = timeout if resume_within is None else resume_within
         self.sessions = []
         self.port = None
         self._plans = collections.deque()
@@ -159,7 +162,10 @@ class Publisher:
 
     async def _converse(self, reader, writer, session):
         plan = session.plan
-        session.resume = await asyncio.wait_for(reader.readline(), self.timeout)
+        try:
+            session.resume = await asyncio.wait_for(reader.readline(), self.resume_within)
+        except TimeoutError:
+            return "no RESUME line"
         match = _RESUME.fullmatch(session.resume)
         if match is None:
             return "bad RESUME line"

@@ -270,7 +270,7 @@ def hook_failed(hook, error, clause, base_clause=None):
     TypeError of the caller's own making (decision 15).
     """
     if not callable(hook):  # refused before the call (ValueError, say): checked beforehand, against decision 15
-        return Raised("TypeError", clause="D15.uncallable", instead={"ValueError": "D15", "returns": "D15"})
+        return Raised("TypeError", clause="D15.uncallable", instead={"ValueError": "D15"})
     if not hook:  # a falsy hook is called all the same: "called as given, with no check beforehand"
         return propagates(error, "D15")
     return propagates(error, clause if base_clause is None or isinstance(error, Exception) else base_clause)
@@ -787,9 +787,13 @@ def replay(events, last, limit):
     ``limit`` of them.
     """
     def refused(clause, *values):
-        # ResyncRequired instead: the decision taken before this check (decision 7's order).
-        return with_instead(refusal("D1" if any(isinstance(v, bool) for v in values) else clause),
-                            ResyncRequired="D7.validate-first")
+        # ResyncRequired instead: the decision taken before this check (decision 7's order), or the
+        # check left out; the step-4 test tells the two apart (replay_order_or_check). Of a cursor out
+        # of its range: its own check, which let it reach the decision.
+        outcome = refusal("D1" if any(isinstance(v, bool) for v in values) else clause)
+        if clause in ("S4.last-range", "S4.past-end"):
+            return outcome
+        return with_instead(outcome, ResyncRequired="D7.validate-first")
 
     if not isinstance(events, list) or not LOG_MIN <= len(events) <= LOG_MAX:
         return refused("S4.log-length")
@@ -814,6 +818,32 @@ def replay(events, last, limit):
     clause = "D7.at-end" if last == final else "S4.limit"
     return Returned([tuple(item) for item in events[start:start + limit]], clause,
                     {"ValueError": refused, "ResyncRequired": "S4.resync"})
+
+
+def replay_probe_cursor(events):
+    """A cursor that no ResyncRequired follows for ``events``: just before its first seq (``-1`` when
+    the log has no first seq to read)."""
+    first = events[0] if isinstance(events, list) and events else None
+    seq = first[0] if isinstance(first, tuple) and first else None
+    return seq - 1 if is_seq(seq) else LAST_MIN
+
+
+def replay_probe_wanted(expected, events, last):
+    """``"ResyncRequired"`` where a replay that raised it instead of ``expected``'s ValueError is to be
+    told apart by a probe: the refusal is of the log or the limit (a cursor out of range is its own
+    check's), and the probe's cursor keeps the same refusal."""
+    if not (isinstance(expected, Raised) and expected.kind == "ValueError"):
+        return None
+    if expected.clause in ("S4.last-range", "S4.past-end") or isinstance(last, bool):
+        return None
+    return "ResyncRequired"
+
+
+def replay_order_or_check(expected, checked_there):
+    """``expected`` naming the clause a ResyncRequired instead breaks: decision 7's order where the
+    implementation refuses the same input with ValueError when no ResyncRequired is due (it has the
+    check, and made the decision first), else the check it lacks (``expected``'s own clause)."""
+    return with_instead(expected, ResyncRequired="D7.validate-first" if checked_there else expected.clause)
 
 
 def _replay_refused(events, last, limit):
@@ -1315,7 +1345,9 @@ class Session:
                 if clause == "S6.propagate" and outcome is not None and outcome == self.outcome:
                     return "S6.ack-after-commit"  # its error propagated: the ACK was written before it
                 return clause  # the line that ended it, ACKed
-            return "D8.nothing-more"  # it went on past the error: "after an error ... it writes nothing more"
+            if outcome is not None and isinstance(outcome, Raised) and outcome == self.outcome:
+                return "D8.nothing-more"  # its error came all the same, after more ACKs: "it writes nothing more"
+            return self.outcome.clause or "S6.propagate"  # it went on past the error, as if there were none
         if len(got) < len(self.acks) and self.acks[:len(got)] == got:
             return self.outcome.clause or "S6.ack-after-commit"
         return "S6.ack-after-commit"
