@@ -179,7 +179,7 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
     a store at a file is that very file and is there again on the next open; a store that forgets
     (``:memory:``, ``""``) starts new each time; an unusable path raises and leaves no connection."""
     _, make = data.draw(arguments.paths(form), label="path")
-    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store_files._FAST_TMP) as folder, contextlib.chdir(folder):
+    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store_files.fast_tmp()) as folder, contextlib.chdir(folder):
         path = make(folder)
         kept = store_files.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         predicted = model.open_store(path)  # the state of the store it opens, or the error

@@ -147,7 +147,7 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
     with no connection attempt), and the run lands where open_store puts it."""
     _, make = data.draw(arguments.paths(form), label="path")
     lines = [model.frame(*event) for event in LOG]
-    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store_files._FAST_TMP) as folder, contextlib.chdir(folder):
+    with tempfile.TemporaryDirectory(prefix="resume-path-", dir=store_files.fast_tmp()) as folder, contextlib.chdir(folder):
         path = make(folder)
         kept = store_files.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         expected = model.Store(ledger=kept)  # the rows open_store found are kept

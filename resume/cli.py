@@ -9,10 +9,11 @@ be loaded, a store that cannot be opened, a peer that cannot be reached);
 Every error is ONE line on stderr that names the input and says what to do,
 never a traceback. For ``check`` that covers every file that cannot be
 used (``resume.testing.drivers.loader``): missing, a folder, a syntax error, a public
-name missing, an error, ``sys.exit()`` or a hang (10 s) at import; and a
-``HYPOTHESIS_PROFILE`` that is not dev, ci or fuzz. A file that prints when
-it is imported is checked as usual: what it prints goes to stderr, never into
-the report. The user's input is checked before anything acts on it
+name missing, an error, ``sys.exit()``, ``os._exit()``, a hang (10 s) or a slow
+import (3 s); and a ``HYPOTHESIS_PROFILE`` that is not dev, ci or fuzz. ``check``
+never imports the file itself: only its child processes do, in folders of their
+own (``resume.testing.grading.probe``, ``room``), and what they print is kept out
+of the report. The user's input is checked before anything acts on it
 (``resume.inputs``), and nothing the user gave is changed by a command that
 fails: a store ``consume`` created is removed again if nothing was applied
 to it. ``resume/client.py`` is not changed for any of this: it is the

@@ -80,7 +80,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
     def __init__(self, impl):
         super().__init__()
         self.impl = impl
-        self.folder = tempfile.TemporaryDirectory(prefix="resume-two-", dir=store_files._FAST_TMP)
+        self.folder = tempfile.TemporaryDirectory(prefix="resume-two-", dir=store_files.fast_tmp())
         self.path = os.path.join(self.folder.name, "store.db")
         self.cons = {}
         self.model = model.Store()

@@ -3,9 +3,12 @@ processes (lanes forked from one), each test run once, and each part's report it
 the suite's order, as if the part had run alone with ``-x``, though a later test fails sooner in
 another lane."""
 
+import concurrent.futures
+import json
+
 from tests import fake_suite
 from resume.testing.drivers import loader
-from resume.testing.grading import check, lanes, verdict
+from resume.testing.grading import check, lanes, runner, verdict
 
 
 def a_suite(root):
@@ -128,17 +131,18 @@ def test_a_call_that_never_returns_is_stopped_at_the_bound_and_its_line_named(tm
     assert "(still running here when the check stopped it)" in verdict.render(found)
 
 
-def test_a_lane_that_dies_leaves_its_unit_broken_and_a_new_lane_takes_the_units_left(tmp_path, monkeypatch):
-    """The file under test may end the process (``os._exit``): the unit it was running is broken,
-    with the exit code and the test, and the parts after it still run, in a lane started anew."""
+def test_a_lane_that_dies_ends_its_part_and_a_new_lane_takes_the_units_left(tmp_path, monkeypatch):
+    """The file under test may end the process (``os._exit``): the part it was running has ended
+    (the file's bug, ``verdict``: a FAIL), with the exit status and the test, and the parts after
+    it still run, in a lane started anew."""
     monkeypatch.setenv("RESUME_CHECK_JOBS", "1")
     root = a_suite(tmp_path / "suite")
     (root / "properties" / "test_step1_fake.py").write_text(
         "import os\ndef test_a_frame(impl):\n    os._exit(3)\n")
     parts = [("1", [root / "properties" / "test_step1_fake.py"]), ("2", [root / "properties" / "test_step2_fake.py"])]
     ended = dict(lanes.run_parts(loader.DEFAULT_PATH, parts, root=root, outcome=check.outcome))
-    assert ended["1"].status == "broken", ended["1"]
-    assert ended["1"].error.endswith("ended (exit code 3) during properties/test_step1_fake.py::test_a_frame"), ended["1"]
+    assert ended["1"].status == "ended" and ended["1"].test == "properties/test_step1_fake.py::test_a_frame", ended["1"]
+    assert ended["1"].error == "your code ended the process (exit status 3)", ended["1"]
     assert ended["2"].status == "passed" and ended["2"].tests == 3, ended["2"]
 
 
@@ -159,3 +163,26 @@ def test_each_lane_captures_its_own_tests_output(tmp_path, monkeypatch):
     for key, name in (("1", "one"), ("2", "two")):
         captured = "".join(text for title, text in ended[key].failure.sections if "stdout" in title)
         assert captured.splitlines() == [f"{name} {n}" for n in range(200)], (key, captured[-500:])
+
+
+def test_a_unit_that_passed_counts_only_with_a_result_for_each_of_its_tests(tmp_path):
+    """Each unit's size is written before the file under check is loaded (``sizes.json``); a unit
+    that ended ``passed`` with fewer results, or fewer tests run, makes its part broken, never ok
+    (issue 57: a file that replaced pytest's reporting got "ok (0 tests)" for every part)."""
+    done = concurrent.futures.Future()
+    done.set_result(runner.Run(0, 0.1))
+    lanes.write(tmp_path / "done-1.0.json", {"lane": 0, "status": "passed", "seconds": 0.1, "cpu": 0.1,
+                                            "tests": ["t.py::a", "t.py::b"]})
+    results = tmp_path / "lane-0.jsonl"
+
+    def part(sizes):
+        return lanes._outcome(tmp_path, "1", ["1.0"], [], [done], [0], check.outcome, tmp_path, sizes)
+
+    for reported in (["t.py::a"], ["t.py::a", "t.py::b"]):
+        results.write_text("".join(json.dumps({"nodeid": nodeid, "when": "call", "outcome": "passed", "duration": 0.0,
+                                               "longrepr": "", "sections": [], "failures": []}) + "\n"
+                                   for nodeid in reported))
+        found = part({"1.0": 2})
+        assert found.status == ("broken" if len(reported) < 2 else "passed"), found
+    found = part({"1.0": 3})  # a test of the unit never ran
+    assert found.status == "broken" and found.error == "2 of the 3 tests of a unit of this part reported a result"

@@ -150,6 +150,10 @@ def _bounded(seconds):
 
 
 _chosen = None
+_named = None  # the path ``name()`` remembered, loaded at the first ``chosen()``
+# Set by ``resume check`` for its lanes: the file is named when pytest starts and loaded after the
+# tests are collected (``grading.lanes_plugin``), so nothing it does can change what is collected.
+LATE_VAR = "RESUME_IMPL_LATE"
 
 
 def choose(path=None):
@@ -161,11 +165,20 @@ def choose(path=None):
     return module
 
 
+def name(path=None):
+    """Remember the implementation the suite checks, to be loaded at the first ``chosen()``."""
+    global _named
+    _named = resolve(path)
+
+
 def chosen():
-    """The module chosen by ``choose()`` (loading the default if none was)."""
-    return _chosen if _chosen is not None else choose()
+    """The module chosen by ``choose()`` (loading the one ``name()`` named, or the default, if none was)."""
+    return _chosen if _chosen is not None else choose(_named)
 
 
 def chosen_path():
-    """The file of the chosen module, for subprocesses that must load the same one."""
+    """The file of the chosen module, for subprocesses that must load the same one (a file
+    ``name()`` named is not loaded for this)."""
+    if _chosen is None and _named is not None:
+        return _named
     return pathlib.Path(chosen().__file__)

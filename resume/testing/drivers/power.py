@@ -487,18 +487,16 @@ async def _resume(impl, path, log, acked):
 
 # Rebuilt states are judged in a RAM-backed folder where there is one: nothing
 # there needs to survive a power cut, and judging costs no real sync.
-SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-
-
-def judge_state(impl, trace, cut, keep=None, scratch=SCRATCH):
+def judge_state(impl, trace, cut, keep=None, scratch=None):
     """``(problems, held)`` of the state at ``cut`` with ``keep``: [] if it holds decision 18."""
+    scratch = scratch or store_files.fast_tmp()
     files = trace.rebuild(cut, keep)
     with tempfile.TemporaryDirectory(prefix="resume-power-state-", dir=scratch) as folder:
         _write(folder, files)
         return _check(impl, os.path.join(folder, trace.db), dict(trace.log), trace.bound(cut))
 
 
-def judge(impl, trace, cut, keep=None, scratch=SCRATCH):
+def judge(impl, trace, cut, keep=None, scratch=None):
     """The Breach of the state at ``cut`` with ``keep``, or None if the state holds decision 18."""
     problems, held = judge_state(impl, trace, cut, keep, scratch)
     return Breach(cut, dict(keep or {}), story(trace, cut, keep or {}, held, problems)) if problems else None

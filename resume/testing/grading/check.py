@@ -26,8 +26,7 @@ import re
 import sys
 import threading
 
-from resume.testing.drivers import loader
-from resume.testing.grading import lanes, runner, verdict
+from resume.testing.grading import lanes, probe, room, runner, verdict
 from resume.testing import model, spec, suite
 from resume.testing.suite import PROFILES, step_paths
 
@@ -41,7 +40,7 @@ _EXAMPLE_START = re.compile(r"(Failing test case|Falsifying (explicit )?example)
 class Outcome:
     """What one pytest run said about one implementation."""
 
-    status: str  # "passed", "failed", "no tests", "broken" (pytest could not run), "timeout"
+    status: str  # "passed", "failed", "no tests", "broken" (pytest could not run), "timeout", "ended" (by the file)
     wall: float  # seconds from start to the end of the run (-x: to the first failure)
     tests: int = 0  # test cases run
     test: str | None = None  # the first failing test, as "file.py::name"
@@ -54,6 +53,8 @@ class Outcome:
     failure: "runner.TestResult | None" = None  # the first failing test, whole
     cpu: float | None = None  # CPU seconds of the run (``runner.Run.cpu``)
     stack: str = ""  # "timeout" in ``lanes``: the process's stack when the test was stopped (faulthandler's text)
+    call: str = ""  # "ended" in ``lanes`` (the file ended the process): the call of the file's that did
+    where: str | None = None  # ... and the line ("client.py:12  os._exit(0)")
 
     @property
     def caught(self):
@@ -284,7 +285,8 @@ def check(impl, *, profile=None, steps=None, seed=None, storage=runner.KEEP,
             print(file=out)  # a blank line between files
         entry, code = _check_one(path, profile=profile, steps=steps, seed=seed, storage=storage,
                                  out=None if as_json else out, err=err, root=root, seen=seen)
-        if entry["status"] == "unusable" and len(paths) > 1 and not as_json:
+        if entry["status"] == "unusable" and len(paths) > 1 and not as_json and not entry["steps"] \
+                and not entry["error"].startswith("not graded"):  # (said in its report)
             print(f"{entry['file']}: not checked: {entry['error']}", file=out)
         document["files"].append(entry)
         codes.append(code)
@@ -310,11 +312,18 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
     impl = pathlib.Path(impl).expanduser().resolve()
     entry = {"file": str(impl), "status": "unusable", "error": None, "steps": [], "summary": None,
              "beyond_the_lab": None}
-    try:
-        module = loader.load(impl, required=())  # a file half written is checked step by step
-    except loader.ImplError as error:
-        print(f"resume check: {error}", file=err)
-        entry["error"] = str(error)
+    with room.room() as guest:  # the file runs in folders of its own, removed after (grading.room)
+        return _check_in(impl, guest, entry, profile=profile, steps=steps, seed=seed, storage=storage,
+                         out=out, err=err, root=root, seen=seen)
+
+
+def _check_in(impl, guest, entry, *, profile, steps, seed, storage, out, err, root, seen):
+    # Loaded in a process of its own, never here (grading.probe): a file half written is checked
+    # step by step, by the names it defines.
+    module = probe.probe(impl, guest)
+    if module.error:
+        print(f"resume check: {module.error}", file=err)
+        entry["error"] = module.error
         return entry, 2
 
     def say(text="", **kwargs):
@@ -328,11 +337,11 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
               if steps is None or _key(label) in steps]
     # The parts whose public names are not all written yet are not run: ``{part: the names}``.
     unwritten = {key: lacking for key, _, _ in groups
-                 if (lacking := loader.missing(module, model.names_for(int(key) if key.isdigit() else None)))}
+                 if (lacking := module.missing(model.names_for(int(key) if key.isdigit() else None)))}
     verdicts = []
     seed_args = () if seed is None else (f"--hypothesis-seed={seed}",)
     power = root / POWER_FILE
-    with_power = power.is_file() and (steps is None or "power" in steps) and not loader.missing(module)
+    with_power = power.is_file() and (steps is None or "power" in steps) and not module.missing()
     bounded = {suite.SHRINK_VAR: str(suite.SHRINK_SECONDS)}  # the learner waits: shrinking is bounded
     # The deeper levels run only once every step has passed: where a step fails they would
     # mostly find the same bug again, at the highest cost (lanes: they wait for the steps).
@@ -345,7 +354,8 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
     runs = [(key, sorted(files, key=lambda path: pathlib.Path(path).parent.name != "stateful")
              if key == DEEPER else files) for key, files in runs]
     ended = lanes.run_parts(impl, runs, gate=[key for key, _ in runs if key.isdigit()], gated=DEEPER,
-                            root=root, profile=profile, storage=storage, args=seed_args, extra_env=bounded,
+                            root=root, profile=profile, storage=storage, args=seed_args,
+                            extra_env={**bounded, **guest.env}, cwd=guest.work,
                             outcome=lambda result: outcome(result, invariants),
                             bound=suite.UNIT_SECONDS.get(profile))
     results = {}
@@ -378,6 +388,12 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
         power_result = result_of(suite.POWER) if with_power else None
         for _ in ended:  # nothing is left: this waits for the lanes to end
             pass
+    except lanes.Tampered as error:  # no verdict of this file can be trusted, the ones shown neither
+        say("NOT GRADED\n")
+        entry["error"] = f"not graded: {error}"
+        say(f"{impl.name}: {entry['error']}")
+        print(f"resume check: {impl}: {entry['error']}", file=err)
+        return entry, 2
     except BaseException:  # Ctrl-C: end every lane now, and leave nothing running
         ended.close()
         raise

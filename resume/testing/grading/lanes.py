@@ -19,8 +19,10 @@ import os
 import pathlib
 import signal
 import tempfile
+import threading
 import time
 
+from resume.testing.drivers import loader
 from resume.testing.grading import runner
 
 PLUGIN = "resume.testing.grading.lanes_plugin"
@@ -33,6 +35,11 @@ LOOK_EVERY = 0.05  # seconds between two looks at the folder
 STOP_SIGNAL = signal.SIGUSR2
 
 
+class Tampered(Exception):
+    """The file under check changed the grader (``tamper``): its verdict cannot be trusted. The
+    message names what changed and when."""
+
+
 def lanes():
     """How many lanes: one per core and one more (a lane waits now and then, on purpose: a
     timeout, a closing wait; another keeps the core busy), or ``$RESUME_CHECK_JOBS``."""
@@ -40,12 +47,12 @@ def lanes():
 
 
 def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=None, storage=None,
-              args=(), extra_env=None, outcome=None, bound=None):
+              args=(), extra_env=None, outcome=None, bound=None, cwd=None):
     """Yield ``(part, Outcome)`` for each of ``parts`` (``[(key, files)]``), in that order, as each ends.
 
     ``gated``: the part (the deeper levels) that runs only once every part of ``gate`` has
     passed; else its Outcome's status is ``"not run"``. ``outcome``: ``check.outcome``, which
-    reads a ``runner.Run``. ``bound``: seconds a unit may run; past them its lane's stack is
+    reads a ``runner.Run``. ``cwd``: the lanes' working folder (the check's room). ``bound``: seconds a unit may run; past them its lane's stack is
     taken and the lane ended, and the part's status is ``"timeout"`` (a call that never returns,
     which no test of its own can cut: a loop holds the interpreter). Leaves nothing running.
     """
@@ -58,6 +65,7 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
             "files": {key: [str(pathlib.Path(f).resolve()) for f in fs] for key, fs in parts}}))
         started = []  # [future of runner.run]: each process that forks lanes
         process_of = []  # lane n -> the index in ``started`` of the process that forked it
+        stop = threading.Event()  # set once every part has ended: what still runs is killed
 
         def start(count):
             first = len(process_of)
@@ -65,9 +73,9 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
             started.append(pool.submit(
                 runner.run, [f"--impl={impl}", "-q", "-p", "no:cacheprovider", "-p", PLUGIN,
                              "--continue-on-collection-errors", *args, *files],
-                root=root, profile=profile, storage=storage, results=folder / f"forks-{len(started)}.jsonl",
+                root=root, cwd=cwd, profile=profile, storage=storage, results=folder / f"forks-{len(started)}.jsonl",
                 extra_env={**(extra_env or {}), DIR_VAR: str(folder), LANE_VAR: str(first),
-                           FORKS_VAR: str(count)}))
+                           FORKS_VAR: str(count), loader.LATE_VAR: "1"}, stop=stop))
 
         try:
             start(min(lanes(), len(parts)))  # one part (a rerun of one step): one lane
@@ -76,20 +84,34 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
                     units = {key: None for key, _ in parts}
                     break
                 time.sleep(LOOK_EVERY)
+            sizes = _read(folder / "sizes.json") or {}
             for key, own in parts:
                 names = [f"{key}.{n}" for n in range(units[key] or 0)]
                 while units[key] is not None and not all((folder / f"done-{unit}.json").exists()
                                                           for unit in names):
+                    _tampered(folder)
                     _watch(folder, units, started, process_of, start, bound)
                     time.sleep(LOOK_EVERY)
+                _tampered(folder)
                 yield key, _outcome(folder, key, names if units[key] is not None else None, own,
-                                    started, process_of, outcome, root)
-        except BaseException:  # Ctrl-C, or the caller stopped early: end every lane now
+                                    started, process_of, outcome, root, sizes)
+            stop.set()  # every part has ended: a lane held open (a thread of the file's) is killed
+        except BaseException:  # Ctrl-C, a changed grader, or the caller stopped early: end every lane now
+            stop.set()
             futures = list(started)
+            concurrent.futures.wait(futures, timeout=1)
             while not all(future.done() for future in futures):
                 runner.stop_all()  # again, for a lane that started its child meanwhile
                 concurrent.futures.wait(futures, timeout=0.05)
             raise
+
+
+def _tampered(folder):
+    """Raise ``Tampered`` if a lane saw the grader changed (``tampered*.json``)."""
+    for path in sorted(folder.glob("tampered*.json")):
+        record = _read(path)
+        if record:
+            raise Tampered(f"it changed the grader {record['when']} ({', '.join(record['what'])})")
 
 
 def _read(path):
@@ -166,6 +188,17 @@ def earlier_failed(unit, names):
     return any(name.startswith(f"failed-{part}.") and int(name.rpartition(".")[2]) < int(n) for name in names)
 
 
+def _exit_status(code):
+    if code is None:
+        return "it ended"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
 def write(path, record):
     """``record`` as JSON at ``path``, whole or not at all (a reader never sees half of it): written
     beside it under a name of this process's own, then moved in place. The lanes write so too."""
@@ -183,7 +216,7 @@ def _write(folder, unit, record):
     write(folder / f"done-{unit}.json", record)
 
 
-def _outcome(folder, part, units, own, started, process_of, outcome, root):
+def _outcome(folder, part, units, own, started, process_of, outcome, root, sizes):
     """The ``Outcome`` of one part from its units' ``done`` records and the lanes' results
     (``units`` None: no lane collected the tests)."""
     results = {}  # lane -> its tests by node id, read once
@@ -203,6 +236,19 @@ def _outcome(folder, part, units, own, started, process_of, outcome, root):
         found.error, found.stack = f"still running after {cut[0]['seconds']:g} s", cut[0]["stack"]
         return found
     broken = [record for record in done if record["status"] == "broken"]
+    died = [record for record in broken if record["lane"] is not None]
+    if units is not None and not collect and died:  # the lane running a test ended: the file ended it
+        lane = died[0]["lane"]
+        during = list(results[lane])[-1:]
+        how = _read(folder / f"exit-{lane}.json")  # lanes_plugin.guard_exits: how, where, the call
+        ended = _read(folder / f"ended-{lane}.json")
+        future = started[process_of[lane]]
+        code = ended["code"] if ended else future.result().returncode if future.done() else None
+        found = outcome(runner.Run(0, sum(r["seconds"] for r in done), "", [], cpu=None))
+        found.status, found.test = "ended", during[0] if during else None
+        found.error = f"your code ended the process ({how['how'] if how else _exit_status(code)})"
+        found.call, found.where = (how["call"], how["where"]) if how else ("", None)
+        return found
     if units is None or collect or broken:  # the collection failed, or a lane died in this part
         lane = broken[0]["lane"] if broken and broken[0]["lane"] is not None else len(process_of) - 1
         future = started[process_of[lane]]
@@ -213,6 +259,14 @@ def _outcome(folder, part, units, own, started, process_of, outcome, root):
             during = list(results[lane])[-1:] if units is not None else []
             found.error = (f"the pytest process running it ended (exit code "
                            f"{ended['code'] if ended else run.returncode})" + (f" during {during[0]}" if during else ""))
+        return found
+    unreported = [(unit, record) for unit, record in zip(units, done) if record["status"] == "passed" and (
+        len(record["tests"]) != sizes.get(unit) or any(nodeid not in results[record["lane"]] for nodeid in record["tests"]))]
+    if unreported:  # a unit passed, but not every test of it ran and reported: not a pass
+        unit, record = unreported[0]
+        found = outcome(runner.Run(3, sum(r["seconds"] for r in done), "", [], cpu=None))
+        reported = sum(nodeid in results[record["lane"]] for nodeid in record["tests"])
+        found.error = f"{reported} of the {sizes.get(unit)} tests of a unit of this part reported a result"
         return found
     tests = [results[record["lane"]][nodeid] for record in done for nodeid in record["tests"]
              if nodeid in results[record["lane"]] and record["status"] != "stopped"]  # cut: not shown

@@ -37,6 +37,7 @@ level beyond the lab (``suite.POWER``) wherever it is; a test of a part not aske
 import faulthandler
 import gc
 import json
+import linecache
 import os
 import pathlib
 import resource
@@ -48,7 +49,8 @@ import pytest
 from _pytest.runner import runtestprotocol  # as pytest's own protocol runs it, with our nextitem
 
 from resume.testing import suite
-from resume.testing.grading import lanes
+from resume.testing.drivers import loader
+from resume.testing.grading import lanes, tamper
 from resume.testing.grading.lanes import DIR_VAR, FORKS_VAR, LANE_VAR
 from resume.testing.grading.runner import RESULTS_VAR
 
@@ -67,6 +69,8 @@ class Lane:
         self.first = {}  # unit -> its first test (an Item)
         self.last = {}  # unit -> the node id of its last test
         self.count = {}  # part -> its number of units
+        self.sizes = {}  # unit -> its number of tests
+        self.before = None  # tamper.Snapshot of the grader, taken before the file was loaded
         self.taken = {}  # unit -> whether this lane took it (asked when this lane is free for it)
         self.status = {}  # unit taken -> "passed", "failed", "stopped", "not run"
         self.ran = {}  # unit taken -> [node ids this lane ran]
@@ -153,6 +157,9 @@ class Lane:
     def end(self, unit):
         if self.status[unit] == "stopped":
             collect_quietly()
+        changed = self.before.changed() if self.before is not None else []
+        if changed:  # before the unit's end, which the check reads after it
+            self.write(f"tampered-{self.lane}.json", {"what": changed, "when": f"in the tests of {unit}"})
         begun, spent = self.started[unit]
         self.write(f"done-{unit}.json", {"lane": self.lane, "status": self.status[unit],
                                          "seconds": time.monotonic() - begun, "cpu": cpu() - spent,
@@ -223,11 +230,15 @@ def pytest_collection_modifyitems(config, items):
             function = (part, item.path, name)
             _lane.count[part] += 1
         unit = _lane.unit[item.nodeid] = f"{part}.{_lane.count[part] - 1}"
+        _lane.sizes[unit] = _lane.sizes.get(unit, 0) + 1
         if unit not in _lane.first:
             _lane.units.append(unit)
             _lane.first[unit] = item
         _lane.last[unit] = item.nodeid
-    _lane.write("units.json", _lane.count)  # every process that forks lanes writes the same
+    # Every process that forks lanes writes the same, before the file under check is loaded
+    # (``before_forking``): how many tests each unit has, which the check requires results of.
+    _lane.write("sizes.json", _lane.sizes)
+    _lane.write("units.json", _lane.count)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -260,7 +271,77 @@ def before_forking(config):
     leave the shared pages unwritten. The meta-test's forks spent a third less CPU (33 known bugs:
     22 s, was 33 s)."""
     config.pluginmanager.getplugin("capturemanager").stop_global_capturing()
+    if os.environ.get(loader.LATE_VAR):  # resume check: the file is loaded now, the tests collected
+        _lane.before = tamper.Snapshot(config)
+        guard_exits(loader.chosen_path())
+        loader.chosen()
+        changed = _lane.before.changed()
+        if changed:
+            _lane.write("tampered.json", {"what": changed, "when": "when it was imported"})
     gc.freeze()
+
+
+def guard_exits(impl):
+    """Let ``os._exit``, ``os.abort`` and a signal the process sends itself (``os.kill``,
+    ``os.killpg``), called from the file under check, first say how and where (``exit-<n>.json``):
+    the check reports the test whose call ended the lane as that file's bug, with that call.
+    The same functions called from elsewhere are left as they were."""
+    impl = str(impl)
+    real_exit, real_abort, real_kill, real_killpg = os._exit, os.abort, os.kill, os.killpg
+
+    def record(how):
+        frames = []
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename == impl:
+                frames.append(frame)
+            frame = frame.f_back
+        if frames and _lane is not None:
+            inner, outer = frames[0], frames[-1]
+            source = linecache.getline(impl, inner.f_lineno).strip()
+            _lane.write(f"exit-{_lane.lane}.json", {
+                "how": how, "where": f"{pathlib.Path(impl).name}:{inner.f_lineno}  {source}".rstrip(),
+                "call": _call(outer)})
+
+    def _exit(code):
+        record(f"os._exit({code!r})")
+        real_exit(code)
+
+    def abort():
+        record("os.abort()")
+        real_abort()
+
+    def kill(pid, signum):
+        if pid == os.getpid() and signum:  # (signal 0 only asks whether the process is there)
+            record(f"os.kill(os.getpid(), {_signal_name(signum)})")
+        real_kill(pid, signum)
+
+    def killpg(group, signum):
+        if group in (0, os.getpgrp()) and signum:
+            record(f"os.killpg({group}, {_signal_name(signum)})")
+        real_killpg(group, signum)
+
+    os._exit, os.abort, os.kill, os.killpg = _exit, abort, kill, killpg
+
+
+def _signal_name(signum):
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)
+
+
+def _call(frame):
+    """``parse_line(b'EVENT 7 1\\n')``: the call a frame runs, its arguments as they are now."""
+    code = frame.f_code
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    values = [_short(frame.f_locals.get(name)) for name in names if name != "self"]
+    return f"{code.co_name}({', '.join(values)})"
+
+
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}... ({type(value).__name__}, {len(text)} characters)"
 
 
 def in_fork(config):
@@ -293,6 +374,8 @@ def pytest_runtest_protocol(item, nextitem):
     if _lane.status[unit] != "passed" and not last:
         return True  # the unit has ended: its last test, skipped, tears it down
     following = _NextOfThisLane(unit) if last else nextitem
+    if _lane.status[unit] == "passed":
+        _lane.ran[unit].append(item.nodeid)  # its result is due (a skip mark's too)
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     runtestprotocol(item, nextitem=following)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
@@ -333,7 +416,6 @@ def pytest_runtest_setup(item):
     unit = _lane.unit[item.nodeid]
     if _lane.status[unit] != "passed":
         pytest.skip("this unit has ended")  # its first failure, an earlier one's, or the steps'
-    _lane.ran[unit].append(item.nodeid)
 
 
 def pytest_runtest_logreport(report):

@@ -101,7 +101,8 @@ def environment(*, root=ROOT, profile=None, keep_database=False, storage=None, e
 
 
 def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage=None,
-        extra_env=None, timeout=None, stop_signal=signal.SIGKILL, grace=10.0, echo=False, results=None):
+        extra_env=None, timeout=None, stop_signal=signal.SIGKILL, grace=10.0, echo=False, results=None,
+        stop=None):
     """Run ``python -m pytest ARGS`` in a subprocess and return a ``Run``.
 
     ``storage``: None for a fresh empty example database (the default), a
@@ -109,7 +110,9 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
     to the child's whole process group (SIGINT lets pytest print its summary),
     and SIGKILL ``grace`` seconds later if it is still there. ``echo``: copy
     the console to this process's stdout as it comes. ``results``: the file the child's
-    report_plugin writes to (the caller reads it while the child runs), else a temporary one. Whatever ends the
+    report_plugin writes to (the caller reads it while the child runs), else a temporary one. ``stop``: a
+    ``threading.Event``; once it is set, the child's group is killed (the caller has read what it
+    needed: a process the file under check holds open, by a thread it started, ends). Whatever ends the
     caller's wait (Ctrl-C included), the process group is killed before the
     exception goes on.
     """
@@ -133,6 +136,8 @@ def run(args, *, root=ROOT, cwd=None, profile=None, keep_database=False, storage
         with _LIVE_LOCK:
             _LIVE.add(process)
         stack.callback(_forget, process)
+        if stop is not None:
+            threading.Thread(target=_kill_when, args=(stop, process), daemon=True).start()
         try:
             try:
                 process.wait(timeout=timeout)
@@ -177,6 +182,14 @@ def stop_all():
     with _LIVE_LOCK:
         live = list(_LIVE)
     for process in live:
+        _signal_group(process, signal.SIGKILL)
+
+
+def _kill_when(stop, process):
+    while not stop.wait(0.1):
+        if process.poll() is not None:
+            return
+    if process.poll() is None:  # (not once it was reaped: its group id may be another's by then)
         _signal_group(process, signal.SIGKILL)
 
 

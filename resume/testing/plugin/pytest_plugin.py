@@ -68,7 +68,7 @@ def pytest_configure(config):
     named = config.getoption("impl", default=None)
     if named or os.environ.get(loader.ENV_VAR):
         try:
-            loader.choose(named)
+            loader.name(named) if os.environ.get(loader.LATE_VAR) else loader.choose(named)
         except loader.ImplError as error:
             raise pytest.UsageError(f"--impl / {loader.ENV_VAR}: {error}") from None
 
