@@ -319,10 +319,12 @@ def refusal(clause):
 
 
 def kind_of_class(cls, impl=None):
-    """The contract's name for an exception class: the impl's own classes first."""
+    """The contract's name for an exception class: the impl's own classes first, those it has
+    written (a file half written, checked step by step, may define none of them yet)."""
     if impl is not None:
         for name in CONTRACT_ERRORS:
-            if issubclass(cls, getattr(impl, name)):
+            found = getattr(impl, name, None)
+            if isinstance(found, type) and issubclass(cls, found):
                 return name
     for base in (ValueError, sqlite3.OperationalError, TimeoutError, ConnectionRefusedError, ConnectionError):
         if issubclass(cls, base):
