@@ -221,7 +221,9 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
         started = time.monotonic()
         got = model.outcome_of(impl, call, con, *args)
         waited = time.monotonic() - started
-        what = f"{call.__name__}(con, {', '.join(map(repr, args))}) while another connection holds the write lock"
+        store = model.Store(0, 5, {0: 5})
+        what = (model.call_text(call.__name__, model.CON, *args, on=store, kind=store.what_it_is(*args))
+                + ", while another connection holds the write lock")
         model.expect(got, model.Store(0, 5, {0: 5}).locked(*args), what)
         if con.in_transaction:
             model.differs(what, "no transaction left open", "con.in_transaction is True", model.OBSERVED["busy wait"])
@@ -241,7 +243,8 @@ def test_a_locked_store_gives_operational_error_after_the_busy_timeout_and_chang
             locked(impl.apply_event, 0, 5)
             # Invalid arguments are refused as such, lock or no lock (checked before any wait).
             for seq, delta in [(True, 5), (1, 1.0), (1, model.DELTA_MAX + 1)]:
-                what = f"apply_event(con, {seq!r}, {delta!r}) while another connection holds the write lock"
+                what = (model.call_text("apply_event", model.CON, seq, delta, on=model.Store(0, 5, {0: 5}))
+                        + ", while another connection holds the write lock")
                 model.expect(model.outcome_of(impl, impl.apply_event, con, seq, delta),
                              model.Store(0, 5, {0: 5}).apply_event(seq, delta), what)
                 if con.in_transaction:

@@ -156,7 +156,8 @@ def test_a_locked_store_gives_operational_error_through_consume_line_too(impl, t
         con.execute("PRAGMA busy_timeout = 200")  # not open_store's 1 s: step 2 checks that value
         with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
             other.execute("BEGIN IMMEDIATE")
-            what = f"consume_line(con, {model.frame(0, 5)!r}) while another connection holds the write lock"
+            what = (model.call_text("consume_line", model.CON, model.frame(0, 5), on=model.Store(0, 5, {0: 5}),
+                                    kind="a duplicate, same delta") + ", while another connection holds the write lock")
             model.expect(model.outcome_of(impl, impl.consume_line, con, model.frame(0, 5)),
                          model.Store(0, 5, {0: 5}).locked(0, 5), what)
             if con.in_transaction:

@@ -103,6 +103,27 @@ def unplaced(results):
     return found
 
 
+# What a report must not print (issue 56): a value written longer than this, or the event loop's jargon.
+LONGEST_VALUE = 60
+JARGON = re.compile(r"turns? of the (event )?loop")
+
+
+def unreadable(results):
+    """``[(bug id, what)]``: caught bugs whose report, as ``resume check`` prints it, shows an int,
+    str or bytes value longer than ``LONGEST_VALUE`` characters, or the event loop's jargon."""
+    found = []
+    for result in results:
+        if result.bug is None or not result.outcome.caught:
+            continue
+        text = verdict.render(report_of(result))
+        values = [match[0] for pattern in (verdict._LITERAL, re.compile(r"\d{%d,}" % (LONGEST_VALUE + 1)))
+                  for match in pattern.finditer(text) if len(match[0]) > LONGEST_VALUE]
+        jargon = JARGON.search(text)
+        if values or jargon:
+            found.append((result.bug.id, values[0][:80] if values else jargon[0]))
+    return found
+
+
 def needs_a_line(report):
     """Whether the call the model predicted went through the learner's code when it went wrong: it
     raised, it hung, or it returned where it was to pass on a cancellation or the hook's own error.

@@ -14,7 +14,7 @@ database. Claims, for each report (issue 19):
   ``Session(...)``, ``Raised(...)``, a class of the loaded module), no
   Hypothesis example block, no pytest diff notes, no "Explanation";
 * one rerun line ``python3 -m resume check /abs/path --step N --seed 0``,
-  and the summary line ``step N fails.``; exit 1.
+  and the summary line ``step N fails (checked in T s).``; exit 1.
 
 And: pasted into a shell in ``/``, the rerun line of the step-1 report exits
 1 with the same block. Meta-tests (``-m quality``): each runs the suite
@@ -123,12 +123,12 @@ def test_a_failing_step_is_reported_in_the_learners_words(reports, case):
     assert len(again) == 1, text
     command = again[0].split(":", 1)[1].strip()
     assert shlex.split(command) == ["python3", "-m", "resume", "check", str(impl), "--step", step, "--seed", "0"]
-    assert out.rstrip().endswith(f"step {step} fails."), out
+    assert re.search(rf"\nstep {step} fails \(checked in \d+\.\d s\)\.$", out.rstrip()), out
 
 
 def comparable(report):
     """A report without the timings, which differ from run to run."""
-    return re.sub(r"\(\d+(\.\d+)? s\)|\d+ tests?, \d+\.\d s", "(time)", report)
+    return re.sub(r"\((checked in )?\d+(\.\d+)? s( of CPU)?\)|\d+ tests?, \d+\.\d s of CPU", "(time)", report)
 
 
 def test_the_rerun_line_pasted_in_the_root_folder_fails_the_same_way(tmp_path):

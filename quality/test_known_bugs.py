@@ -73,6 +73,10 @@ def test_the_suite_passes_the_reference_and_catches_every_known_bug(capsys):
     unplaced = accuracy.unplaced(results)
     assert not unplaced, "reports with no 'in your file:' line: " + ", ".join(
         f"{bug} ({report.got})" for bug, report in unplaced)
+    # And none prints a value too long to read, or the event loop's jargon (issue 56).
+    unreadable = accuracy.unreadable(results)
+    assert not unreadable, "reports a learner cannot read at once: " + ", ".join(
+        f"{bug} ({what})" for bug, what in unreadable)
 
 
 # A shrunk state machine counterexample longer than this is no longer a

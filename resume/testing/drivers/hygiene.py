@@ -68,11 +68,21 @@ def each_example_clean(call):
             problem = await _left_behind(tasks_before, fds_before)
             if problem is not None:
                 problem.clause = model.leak_clause(call, getattr(problem, "targets", None))
+                problem.call = example_call(call, kwargs)
                 raise problem
 
         return checked
 
     return decorate
+
+
+def example_call(call, drawn):
+    """The call whose example left something behind, with its step and what the example drew:
+    ``run_client (step 7), in the example where log=[(0, 5)], ending='eof'`` (a report of a leak
+    named neither before)."""
+    step = next(number for number, names in model.PUBLIC_NAMES.items() if call in names)
+    values = [f"{name}={value!r}" for name, value in drawn.items() if name != "impl"]
+    return f"{call} (step {step}), in the example" + (f" where {', '.join(values)}" if values else "")
 
 
 async def cancel_left_running(tasks, whose):

@@ -25,6 +25,7 @@ import random
 import re
 import sys
 import threading
+import time
 
 from resume.testing.grading import lanes, probe, room, runner, verdict
 from resume.testing import model, spec, suite
@@ -313,11 +314,11 @@ def _check_one(impl, *, profile, steps, seed, storage, out, err, root, seen):
     entry = {"file": str(impl), "status": "unusable", "error": None, "steps": [], "summary": None,
              "beyond_the_lab": None}
     with room.room() as guest:  # the file runs in folders of its own, removed after (grading.room)
-        return _check_in(impl, guest, entry, profile=profile, steps=steps, seed=seed, storage=storage,
+        return _check_in(impl, guest, entry, time.monotonic(), profile=profile, steps=steps, seed=seed, storage=storage,
                          out=out, err=err, root=root, seen=seen)
 
 
-def _check_in(impl, guest, entry, *, profile, steps, seed, storage, out, err, root, seen):
+def _check_in(impl, guest, entry, began, *, profile, steps, seed, storage, out, err, root, seen):
     # Loaded in a process of its own, never here (grading.probe): a file half written is checked
     # step by step, by the names it defines.
     module = probe.probe(impl, guest)
@@ -414,7 +415,7 @@ def _check_in(impl, guest, entry, *, profile, steps, seed, storage, out, err, ro
         say("    (not part of the lab: this verdict does not change the exit code)\n")
         entry["beyond_the_lab"] = found.as_json()
     if verdicts:  # not when only the level beyond the lab was asked for
-        say(summary)
+        say(f"{summary[:-1]} (checked in {time.monotonic() - began:.1f} s).")
         if code == 0:
             say("every step passed." if steps is None else "every step checked passed.")
     return entry, code

@@ -78,6 +78,7 @@ def _describe(error, root):
         "raised_in": None,
         "mismatch": None,
         "clause": None,
+        "call": getattr(error, "call", None) if isinstance(error, AssertionError) else None,  # a leak's (hygiene)
         "in_your_file": _in_your_file(getattr(error, "raised", None) or error,
                                       returned=getattr(error, "returned", False)),
     }

@@ -23,11 +23,13 @@ into a ``Verdict``:
 schema: docs/CHECK_JSON.md).
 """
 
+import ast
 import dataclasses
 import linecache
 import pathlib
 import re
 import shlex
+import sys
 
 from resume.testing import spec, suite
 
@@ -54,11 +56,51 @@ _TEST_CLASS = re.compile(r"<class '(?:[\w]+\.)*([\w]+)'>")
 
 
 def scrub(text):
-    """The harness's reprs out of a text: a class of your module is its name."""
+    """The harness's reprs out of a text: a class of your module is its name; and a value too long
+    to read shown by what it is (``shorten``)."""
     text = _IMPL_CLASS.sub(r"\1", text)
     text = _IMPL_MODULE.sub("your client.py", text)
     text = _IMPL_NAME.sub("", text)
-    return _TEST_CLASS.sub(r"\1", text)
+    return shorten(_TEST_CLASS.sub(r"\1", text))
+
+
+LONGEST = 40  # characters: a value written longer than this is shown by what it is
+_LONG_INT = re.compile(r"(?<![\w.])-?\d{%d,}(?![\w.])" % (LONGEST + 1))
+# A str or bytes literal as repr() writes it, not an apostrophe of the prose ("the store's").
+_LITERAL = re.compile(r"""(?<![\w'"\\])b?(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
+
+
+def shorten(text):
+    """``text`` with each int, str or bytes value written longer than ``LONGEST`` characters shown
+    by what it is: ``an int past the float range, 2**1024``, ``b'EVENT 0 000000000000'... (70 bytes)``
+    (a 309-digit int printed three times made a report unreadable)."""
+    return _LONG_INT.sub(_int, _LITERAL.sub(_literal, text))
+
+
+def _int(match):
+    value = int(match[0])
+    magnitude = abs(value)
+    what = ("an int past the float range" if magnitude > sys.float_info.max
+            else f"an int of {len(str(magnitude))} digits")
+    power = magnitude.bit_length() - 1
+    for exponent, offset in ((power, 0), (power, 1), (power + 1, -1)):
+        if magnitude == 2 ** exponent + offset:
+            written = f"2**{exponent}" + {0: "", 1: " + 1", -1: " - 1"}[offset]
+            sign = "" if value > 0 else "-" if not offset else "-("
+            return f"{what}, {sign}{written}{')' if sign == '-(' else ''}"
+    return what
+
+
+def _literal(match):
+    text = match[0]
+    if len(text) <= LONGEST:
+        return text
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    unit = "bytes" if isinstance(value, bytes) else "characters"
+    return f"{text[:LONGEST - 12]}...{text[-1]} ({len(value)} {unit})"
 
 
 def plain_calls(notes, invariants=()):
@@ -124,7 +166,7 @@ def expected_and_got(entry, impl=None):
     error = entry.get("error", "")
     kind, _, message = error.partition(":")
     if kind in _LEFT_BEHIND:
-        return "", _LEFT_BEHIND[kind], scrub(message.strip())
+        return scrub(entry.get("call") or ""), _LEFT_BEHIND[kind], scrub(message.strip())
     if kind == "Failed":  # pytest.fail(message): the message tells what happened
         return "", "", scrub(message.strip())
     if kind != "AssertionError":  # the call raised where the test expected none
@@ -162,7 +204,7 @@ class Verdict:
     # "ok", "FAIL", "broken", "timeout", "no tests", "not written yet" (detail: the names), "not run"
     # (the deeper levels, when a step does not pass; detail: which)
     status: str
-    seconds: float = 0.0
+    seconds: float | None = 0.0  # the CPU seconds the part's tests used; for "timeout", the bound
     tests: int = 0
     clause: str | None = None  # "S3.gap"
     where: str | None = None  # "step 3", "decision 11"
@@ -180,7 +222,7 @@ class Verdict:
     def as_json(self):
         return {
             "step": self.part, "label": " ".join(self.label.split()), "status": self.status.lower(),
-            "seconds": round(self.seconds, 1), "tests": self.tests,
+            "seconds": round(self.seconds or 0.0, 1), "tests": self.tests,
             "clause": None if self.clause is None else {"id": self.clause, "where": self.where,
                                                         "quote": self.quote},
             "calls": self.calls if self.status == "FAIL" else None,
@@ -203,8 +245,10 @@ def rerun_command(impl, part, seed, profile=None):
 
 def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
     """The ``Verdict`` of one part's ``check.Outcome``."""
+    # A part's figure is its own cost, the CPU its tests used (parts run side by side: their
+    # wall times overlap, and summed to 58 s in a 21 s check); none where it is not known.
     if outcome.status == "passed":
-        return Verdict(part, label, "ok", outcome.wall, outcome.tests)
+        return Verdict(part, label, "ok", outcome.cpu, outcome.tests)
     if outcome.status == "timeout":  # grading.lanes stopped a test still running past its bound
         line = stopped_at(outcome.stack, impl)
         detail = "\n".join([f"test:     {outcome.test or '(between two tests)'} ({outcome.error})",
@@ -213,7 +257,7 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
         return Verdict(part, label, "timeout", outcome.wall, outcome.tests, detail=detail, test=outcome.test,
                        rerun=rerun_command(impl, part, seed, profile), in_your_file=line)
     if outcome.status == "ended":  # grading.lanes: the file under check ended the process running the test
-        return Verdict(part, label, "FAIL", outcome.wall, outcome.tests, test=outcome.test, call=outcome.call,
+        return Verdict(part, label, "FAIL", None, outcome.tests, test=outcome.test, call=outcome.call,
                        expected="the call returns or raises, and the program that made it goes on",
                        got=outcome.error, in_your_file=outcome.where, rerun=rerun_command(impl, part, seed, profile))
     if outcome.status != "failed":
@@ -221,17 +265,31 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
         return Verdict(part, label, outcome.status, outcome.wall, outcome.tests, detail=detail)
     failure = outcome.failure
     entry = failure.failures[0] if failure.failures else {"error": failure.longrepr, "notes": []}
-    call, expected, got = expected_and_got(entry, impl)
+    call, expected, got = (shorten(text) if text else text for text in expected_and_got(entry, impl))
     calls = plain_calls(entry.get("notes", ()), invariants)
     if call and calls and call.strip().startswith(calls[-1].strip()):
         calls = calls[:-1]  # the failing call is printed on a line of its own
     clause = clause_of(entry)
-    return Verdict(part, label, "FAIL", outcome.wall, outcome.tests, clause=clause,
+    where = in_your_file(entry)
+    return Verdict(part, label, "FAIL", outcome.cpu, outcome.tests, clause=clause,
                    where=clause and spec.place(clause), quote=clause and spec.sentence(clause),
                    test=failure.nodeid, calls=calls,
-                   call=call, expected=expected, got=got, in_your_file=in_your_file(entry),
+                   call=call, expected=expected, got=got, in_your_file=where, detail=trap(where),
                    shrink_cut=any(suite.SHRINK_STOPPED in text for _, text in failure.sections),
                    rerun=rerun_command(impl, part, seed, profile))
+
+
+# The commonest trap of step 6, named where it bites (docs/FAILURES.md, step 6).
+WAIT_FOR = ("on Python 3.11, asyncio.wait_for can drop a cancellation that arrives just as the wait "
+            "ends (CPython gh-86296); `async with asyncio.timeout(timeout):` has no such hole")
+
+
+def trap(where):
+    """A note on a known trap at the learner's line ``where`` (``in_your_file``), or None: a
+    cancellation that reached an ``asyncio.wait_for`` and the call returned all the same."""
+    if where and where.endswith("(cancelled here, and it returned)") and "wait_for(" in where:
+        return WAIT_FOR
+    return None
 
 
 def stopped_at(stack, impl):
@@ -272,7 +330,7 @@ def headline(verdict, label=True):
     text = leader(verdict.label) if label else ""
     if verdict.status == "ok":
         tests = f"{verdict.tests} test{'' if verdict.tests == 1 else 's'}"
-        return f"{text}ok    ({tests}, {verdict.seconds:.1f} s)"
+        return f"{text}ok    ({tests}{_cpu(verdict.seconds)})"
     if verdict.status == "no tests":
         return f"{text}no tests yet"
     if verdict.status == "not written yet":
@@ -280,10 +338,15 @@ def headline(verdict, label=True):
     if verdict.status == "not run":
         return f"{text}not run: {verdict.detail}"
     if verdict.status == "FAIL":
-        return f"{text}FAIL  ({verdict.seconds:.1f} s)"
+        return f"{text}FAIL" + (f"  ({_cpu(verdict.seconds)[2:]})" if verdict.seconds is not None else "")
     if verdict.status == "timeout":
         return f"{text}TIMEOUT  (a test still running after {verdict.seconds:g} s was stopped)"
     return f"{text}{verdict.status.upper()}  (pytest could not run this part)"
+
+
+def _cpu(seconds):
+    """``, 1.2 s of CPU``: what a part's tests cost (none where it is not known)."""
+    return "" if seconds is None else f", {seconds:.1f} s of CPU"
 
 
 def _block(title, text, indent=PAD):
@@ -341,6 +404,8 @@ def render(verdict, label=True):
         lines += _block("got:      ", verdict.got)
         if verdict.in_your_file:
             lines.append(f"{PAD}in your file: {verdict.in_your_file}")
+        if verdict.detail:
+            lines += _block("note:     ", verdict.detail)
         lines.append(f"{PAD}test:     {verdict.test}")
         lines.append(f"{PAD}again:    {verdict.rerun}")
         lines.append(f"{PAD}more:     {more(verdict.clause)}")
