@@ -115,7 +115,8 @@ def unreadable(results):
     for result in results:
         if result.bug is None or not result.outcome.caught:
             continue
-        text = verdict.render(report_of(result))
+        report = report_of(result)  # what it shows of the call (SPEC.md's quote and the learner's line are theirs)
+        text = "\n".join([*report.calls, report.call or "", report.expected or "", report.got or ""])
         values = [match[0] for pattern in (verdict._LITERAL, re.compile(r"\d{%d,}" % (LONGEST_VALUE + 1)))
                   for match in pattern.finditer(text) if len(match[0]) > LONGEST_VALUE]
         jargon = JARGON.search(text)
