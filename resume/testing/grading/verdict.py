@@ -394,8 +394,11 @@ def render(verdict, label=True):
         else:
             lines.append(f"{PAD}SPEC.md: (this check names no sentence: the test below says what it checks)")
         if verdict.calls:
-            lines.append(f"{PAD}what the test did (the smallest case found" + (
-                f" in {suite.SHRINK_SECONDS} s of shrinking; a smaller one may exist):" if verdict.shrink_cut else "):"))
+            # "Smallest" would be a promise: Hypothesis shrinks to a case it cannot shrink further, which
+            # may still hold a call the failure does not need.
+            lines.append(f"{PAD}what the test did (the case as Hypothesis shrank it" + (
+                f", cut after {suite.SHRINK_SECONDS} s of shrinking; a smaller one may exist):"
+                if verdict.shrink_cut else "):"))
             lines += [f"{PAD}    {line}" for line in verdict.calls]
         if verdict.call:
             lines += _block("the call: ", verdict.call)
