@@ -57,6 +57,8 @@ TIMEOUT = 5.0  # where no wait should run out: nothing should ever wait this lon
 SHORT = 0.03  # where a wait must run out (a silent peer, a blocked drain, a closing wait that hangs):
 # the peer's lines are in the socket before the session starts, so no read waits for the network
 SLOW = 0.05  # a closing wait that takes this long, well within TIMEOUT and the 1 s fallback
+# A FAKE wait meant to stay within a bound that took this share of it or more: the run is void.
+STRETCHED = 0.95
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
 LATE = tasks.LATE  # the most a session may overrun the time the model predicts for it
 PEER_ENDS_WITHIN = 1.0  # the peer must see the end of the connection this soon
@@ -539,16 +541,33 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
     what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where {waits}, "
             "the server sends EVENT 0 5, EVENT 1 7, then EOF")
 
+    stretched = []  # the test's own waits that a loaded machine made as long as the bound
+
+    async def wait(seconds):
+        started = time.monotonic()
+        await asyncio.sleep(seconds)
+        if not late and time.monotonic() - started >= STRETCHED * timeout:
+            stretched.append(time.monotonic() - started)
+
     def wrap(reader, writer, peer, cancel):
         if late:
-            return peers.ReadHook(reader, late, lambda: asyncio.sleep(slow)), writer, before_ack
+            return peers.ReadHook(reader, late, lambda: wait(slow)), writer, before_ack
         if shape == "a late line, then a slow drain":
-            return (peers.ReadHook(reader, 1, lambda: asyncio.sleep(slow)),
-                    peers.CloseFault(writer, None, on_drain=lambda: asyncio.sleep(slow)), before_ack)
+            return (peers.ReadHook(reader, 1, lambda: wait(slow)),
+                    peers.CloseFault(writer, None, on_drain=lambda: wait(slow)), before_ack)
         return peers.ReadHook(reader, 2, lambda: asyncio.sleep(0)), writer, before_ack
 
-    seen = await play(impl, lines, timeout, within=4 * slow + SLACK, wrap=wrap)
-    compare(seen, predicted, expected, what)
+    # A verdict on a bound is given only on the waits the call had: a FAKE wait of 0.6 of the
+    # timeout that the machine stretched to the timeout says nothing of the call (seen in a loaded
+    # CI run: a correct file failed here). Such a run is void, and run again; never a FAIL.
+    for _ in range(3):
+        stretched.clear()
+        seen = await play(impl, lines, timeout, within=4 * slow + SLACK, wrap=wrap)
+        if not stretched:
+            compare(seen, predicted, expected, what)
+            return
+    pytest.skip(f"the machine stretched the test's own {slow:.3f} s waits to {max(stretched):.3f} s, "
+                f"past the {timeout} s bound, three times")
 
 
 @pytest.mark.asyncio
