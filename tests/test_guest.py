@@ -12,11 +12,13 @@ changed the grader (``grading.tamper``). Step 1 alone: what is claimed is the gr
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 
 from resume.testing.drivers import loader
-from resume.testing.grading import runner
+from resume.testing.grading import room, runner
 
 CLIENT = loader.DEFAULT_PATH.read_text()
 # Wrong in step 1: every line parses as (0, 0).
@@ -88,18 +90,25 @@ def check(tmp_path, files):
     lab.mkdir()
     scratch = tmp_path / "tmp"  # the check's TMPDIR: empty again afterwards
     scratch.mkdir()
+    shm = pathlib.Path(tempfile.mkdtemp(prefix="guest-", dir=room.SHM)) if os.access(room.SHM, os.W_OK) else None
     for name, source in files.items():
         (lab / name).write_text(source)
     before = _files(lab)
-    env = {**os.environ, "TMPDIR": str(scratch)}
+    env = {**os.environ, "TMPDIR": str(scratch), **({room.SHM_VAR: str(shm)} if shm else {})}
     env.pop("HYPOTHESIS_PROFILE", None)  # dev, as a learner's: CI's profile is not what this is about
-    done = subprocess.run([sys.executable, "-m", "resume", "check", *files, "--step", "1", "--seed", "1", "--json"],
-                          cwd=lab, env=env, capture_output=True, text=True, timeout=240)
+    try:
+        done = subprocess.run([sys.executable, "-m", "resume", "check", *files, "--step", "1", "--seed", "1",
+                               "--json"], cwd=lab, env=env, capture_output=True, text=True, timeout=240)
+        left = list(shm.iterdir()) if shm else []
+    finally:
+        if shm:
+            shutil.rmtree(shm, ignore_errors=True)
     document = json.loads(done.stdout)  # whole, and the command's alone: nothing a file printed
     entries = {pathlib.Path(entry["file"]).name: entry for entry in document["files"]}
     assert list(entries) == list(files), entries
     assert _files(lab) == before, "the learner's folder was changed"
     assert not list(scratch.iterdir()), f"left in the temporary folder: {list(scratch.iterdir())}"
+    assert not left, f"left in {room.SHM}: {left}"  # the RAM-backed stores, where the check made them
     assert not _processes_naming(str(lab)), "a process of the check is still running"
     return done.returncode, entries, done.stderr
 
