@@ -330,7 +330,8 @@ def _race_at(impl, last, at, mine, theirs, seq):
             note(f"the second connection's apply_event(other, {last + 1}, {theirs}) at statement #{at}: "
                  f"{', '.join(map(str, acted)) or 'never (fewer statements)'}; "
                  f"the first's apply_event(con, {seq}, {mine}) {model.plain(mine_result)}")
-            what = f"apply_event(con, {seq}, {mine}) with another connection applying {last + 1} at statement #{at}"
+            what = (model.call_text("apply_event", model.CON, seq, mine, on=model.Store(last, 0))
+                    + f", with another connection applying {last + 1} at its statement #{at}")
             # The second connection either applied first, or found the write lock held.
             if acted not in ([], [model.Returned(True)], [model.LOCKED]):
                 model.differs(f"{what}: the other connection's call", f"{model.Returned(True)} or {model.LOCKED}",

@@ -27,7 +27,7 @@ from resume.testing.strategies import values as sts
 
 def check(impl, events, last, limit):
     """Compare ``impl.replay(events, last, limit)`` with the model; return the implementation's outcome."""
-    what = f"replay({events!r}, {last!r}, {limit!r})"
+    what = model.call_text("replay", events, last, limit)
     # A deep copy of the caller's log (an iterator is left for the call to read).
     before = pickle.loads(pickle.dumps(events)) if isinstance(events, collections.abc.Collection) else None
     items = list(events) if before is not None else None

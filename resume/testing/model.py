@@ -417,12 +417,23 @@ def call_text(name, *args, on=None, kind=None, **optional):
     learner would leave it out; ``on`` is the ``Store`` the call starts from,
     ``kind`` what the call's event is to it (``Store.what_it_is``).
     """
-    shown = [repr(arg) for arg in args] + [f"{key}={value!r}" for key, value in optional.items()
-                                           if value is not None]
+    shown = [shown_value(arg) for arg in args] + [f"{key}={shown_value(value)}" for key, value in optional.items()
+                                                  if value is not None]
     text = f"{name}({', '.join(shown)})"
     if on is not None:
         text += f" on a store at last={on.last}, total={on.total}"
     return text + (f" ({kind})" if kind else "")
+
+
+def shown_value(value):
+    """``repr(value)``; a list or tuple too long to read at once (over 60 characters, 5 items or
+    more: a log of 129 events) by its ends and its length: ``[(0, 0), (1, 0), ..., (128, 0)] (129 items)``.
+    (Hypothesis shrinks a list to the items its failure needs: a long one is long for its length.)"""
+    text = repr(value)
+    if len(text) <= 60 or not isinstance(value, (list, tuple)) or len(value) < 5:
+        return text
+    ends = "[]" if isinstance(value, list) else "()"
+    return f"{ends[0]}{repr(value[0])}, {repr(value[1])}, ..., {repr(value[-1])}{ends[1]} ({len(value)} items)"
 
 
 class Name(str):
