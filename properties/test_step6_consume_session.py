@@ -121,7 +121,7 @@ async def play(impl, lines, timeout, before_ack=None, *, within, end="EOF", read
     session = []
 
     def cancel():
-        tasks.cancel(session[0])
+        return tasks.cancel(session[0])  # False once the session has ended
 
     with store_files.temp_store_path() as path:
         con = (open_store or impl.open_store)(path)
@@ -568,6 +568,40 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
             return
     pytest.skip(f"the machine stretched the test's own {slow:.3f} s waits to {max(stretched):.3f} s, "
                 f"past the {timeout} s bound, three times")
+
+
+@pytest.mark.asyncio
+@each_example_clean("consume_session")
+async def test_a_session_cancelled_at_any_point_lets_the_cancellation_propagate(impl):
+    """"Errors and cancellation propagate": the session's task cancelled after 1, 2, ... turns of
+    the event loop, until the session is over before the cancellation: every wait of its reads,
+    drains and closing wait is hit in turn, the moment a read completes included (where Python
+    3.11's ``asyncio.wait_for`` drops a cancellation, CPython gh-86296: found in step 7 alone, a
+    learner's step 6 passed with it). Whatever was committed by then, the model's session
+    cancelled after it: its outcome, its store, a prefix of its ACKs."""
+    lines = [F05, F17]
+    for iterations in range(1, 300):
+        accepted = []
+
+        async def cancel_later(cancel):
+            for _ in range(iterations):
+                await asyncio.sleep(0)
+            accepted.append(cancel())
+
+        def wrap(reader, writer, peer, cancel):
+            helpers.append(asyncio.ensure_future(cancel_later(cancel)))
+            return reader, writer, None
+
+        helpers = []
+        seen = await play(impl, lines, TIMEOUT, within=TIMEOUT + SLACK, wrap=wrap)
+        await asyncio.gather(*helpers)
+        if not accepted[0]:  # the session was over before the cancellation: every point was hit
+            break
+        expected = model.Store()
+        predicted = await expected.session(lines[:len(seen.stored[1])], "CancelledError", TIMEOUT)
+        what = (f"consume_session(reader, writer, con, {TIMEOUT}) on a new store, the server sending "
+                "EVENT 0 5, EVENT 1 7, then EOF, its task cancelled by its caller partway through")
+        compare(seen, predicted, expected, what, exact=False)
 
 
 @pytest.mark.asyncio

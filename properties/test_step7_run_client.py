@@ -534,9 +534,11 @@ async def test_run_client_cancelled_at_any_point_closes_the_store_and_the_socket
         # A cancellation that arrived before the end must propagate, even one that
         # lands as a wait completes (asyncio.wait_for on 3.11 drops it: gh-86296).
         predicted = await expected.run_client(TIMEOUT, [model.frame(*e) for e in LOG[:committed]], "CancelledError")
-        # (In the learner's words: no "turns of the event loop"; the rerun line replays the very point.)
-        where = (f"run_client('127.0.0.1', port, path, {TIMEOUT}) on a new store, cancelled by its caller "
-                 f"partway through (after {committed} of the publisher's {len(LOG)} events were committed)")
+        # In the learner's words: no "turns of the event loop", and no count of the events committed
+        # (read after the run, they say nothing of when the cancellation came: a dropped one let the
+        # run go on). The rerun line replays the very point; "in your file" shows where it landed.
+        where = (f"run_client('127.0.0.1', port, path, {TIMEOUT}) on a new store, the publisher sending "
+                 f"{len(LOG)} events, cancelled by its caller partway through")
         model.expect(got, predicted.outcome, where)
         if not ended:
             model.differs(f"{where}: the server's side of the connection", "the connection ends", "it never ended",

@@ -2072,6 +2072,13 @@ _refused = {}  # frames refused as a Gap, by connection and store file
     if row is None:
         raise sqlite3.DatabaseError("the checkpoint row is missing")
 """)),
+    # issue 56: a learner's round, blind: step 6 passed with it, step 7 alone caught it
+    _bug("session-reads-with-wait-for", 6,
+         "bounds each read with asyncio.wait_for, which on Python 3.11 drops a cancellation that lands as the "
+         "read completes (CPython gh-86296): the session goes on and returns",
+         (r"""            async with asyncio.timeout(timeout):
+                line = await reader.readline()""",
+          r"""            line = await asyncio.wait_for(reader.readline(), timeout)""")),
 ]
 
 # Known bugs retired, with the reason: each was caught only through a store outside the contract

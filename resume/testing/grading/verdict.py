@@ -64,7 +64,9 @@ def scrub(text):
     return shorten(_TEST_CLASS.sub(r"\1", text))
 
 
-LONGEST = 40  # characters: a value written longer than this is shown by what it is
+# Characters: a value written longer than this is shown by what it is. (40 cut an error's own
+# message, "[Errno 5] closing wait: I/O error", in a learner's round: less readable, not more.)
+LONGEST = 60
 _LONG_INT = re.compile(r"(?<![\w.])-?\d{%d,}(?![\w.])" % (LONGEST + 1))
 # A str or bytes literal as repr() writes it, not an apostrophe of the prose ("the store's").
 _LITERAL = re.compile(r"""(?<![\w'"\\])b?(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
@@ -219,6 +221,10 @@ class Verdict:
     in_your_file: str | None = None  # "client.py:173  line = await reader.readline()": where the call was
     shrink_cut: bool = False  # shrinking reached check's bound (suite.SHRINK_SECONDS): a smaller case may exist
 
+    def more(self):
+        """The ``more:`` link: the section of the trap its note names, else the clause's (``more``)."""
+        return f"{FAILURES}#{_SECTIONS[6]}" if self.detail == WAIT_FOR else more(self.clause)
+
     def as_json(self):
         return {
             "step": self.part, "label": " ".join(self.label.split()), "status": self.status.lower(),
@@ -228,7 +234,7 @@ class Verdict:
             "calls": self.calls if self.status == "FAIL" else None,
             "call": self.call or None, "expected": self.expected, "got": self.got,
             "test": self.test, "rerun": self.rerun, "detail": self.detail,
-            "more": more(self.clause) if self.status == "FAIL" else None,
+            "more": self.more() if self.status == "FAIL" else None,
             "in_your_file": self.in_your_file,
         }
 
@@ -411,7 +417,7 @@ def render(verdict, label=True):
             lines += _block("note:     ", verdict.detail)
         lines.append(f"{PAD}test:     {verdict.test}")
         lines.append(f"{PAD}again:    {verdict.rerun}")
-        lines.append(f"{PAD}more:     {more(verdict.clause)}")
+        lines.append(f"{PAD}more:     {verdict.more()}")
         lines.append("")
     elif verdict.status not in ("ok", "no tests", "not written yet", "not run"):
         lines += [f"{PAD}{line}" for line in (verdict.detail or "").splitlines()]
