@@ -701,7 +701,8 @@ async def session_as_predicted(impl, scenario, notes=True):
         model.differs("the awaitables before_ack returned", f"all awaited: {hooked['calls']}",
                       f"awaited: {hooked['awaited']}", model.OBSERVED["awaitables awaited"])
     if predicted.aborts(closing_error) and seen.writer.transport.aborts < 1:
-        model.differs(f"after the closing wait failed ({type(closing_error).__name__})",
+        model.differs(f"{scenario.exchange()[0].split(' on a new')[0]}, its closing wait (writer.wait_closed()) "
+                      f"raising {type(closing_error).__name__}",
                       "writer.transport.abort() called", "no abort()", predicted.abort_clause(closing_error))
     if scenario.closing == "slow" and closing_error is None and not seen.writer.finished:
         model.differs("the closing wait, within its bound", "awaited to its end",
