@@ -691,25 +691,26 @@ async def session_as_predicted(impl, scenario, notes=True):
                       reads=scenario.reads, wrap=wrap)
     if getattr(seen.outcome, "kind", None) == "hung" and not peers.CloseFault.was_closing(seen.outcome.error.suspended_at):
         expected = model.with_instead(expected, hung=predicted.hung_clause())  # cut in a read or a drain
+    call = scenario.exchange()[0].split(" on a new")[0]  # the call, for what is observed of it below
     # A peer that never reads sees no ACK; a session that fails may end the connection before its last ACK.
-    compare(seen, predicted, store_after, scenario.exchange()[0].split(" on a new")[0], outcome=expected,
+    compare(seen, predicted, store_after, call, outcome=expected,
             acks=scenario.reads, exact=isinstance(predicted.outcome, model.Returned), closing_error=closing_error)
     if hooked["calls"] != predicted.calls:
-        model.differs("the seqs before_ack was called with (after each commit, duplicates too)",
+        model.differs(f"{call}: the seqs before_ack was called with (after each commit, duplicates too)",
                       predicted.calls, hooked["calls"], model.OBSERVED["before_ack calls"])
     if scenario.hook == "awaitable" and hooked["awaited"] != hooked["calls"]:
-        model.differs("the awaitables before_ack returned", f"all awaited: {hooked['calls']}",
+        model.differs(f"{call}: the awaitables before_ack returned", f"all awaited: {hooked['calls']}",
                       f"awaited: {hooked['awaited']}", model.OBSERVED["awaitables awaited"])
     if predicted.aborts(closing_error) and seen.writer.transport.aborts < 1:
-        model.differs(f"{scenario.exchange()[0].split(' on a new')[0]}, its closing wait (writer.wait_closed()) "
+        model.differs(f"{call}, its closing wait (writer.wait_closed()) "
                       f"raising {type(closing_error).__name__}",
                       "writer.transport.abort() called", "no abort()", predicted.abort_clause(closing_error))
     if scenario.closing == "slow" and closing_error is None and not seen.writer.finished:
-        model.differs("the closing wait, within its bound", "awaited to its end",
+        model.differs(f"{call}: the closing wait, within its bound", "awaited to its end",
                       "it was cut short (abort() before it ended)", predicted.closing_clause())
     least, most = predicted.duration(wait), predicted.duration(wait) + LATE
     if seen.took.shorter_than(0.9 * least) or seen.took.longer_than(most):
-        model.differs("the time consume_session took", f"{least:.2f} s (within {0.9 * least:.2f}-{most:.2f} s)",
+        model.differs(f"{call}: the time it took", f"{least:.2f} s (within {0.9 * least:.2f}-{most:.2f} s)",
                       str(seen.took), predicted.duration_clause(wait))
 
 
@@ -834,7 +835,8 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     # A hang fails as TimeoutError: past TIMEOUT, or past the model's time if nothing is read.
     seen = await play(impl, lines, timeout, within=TIMEOUT + SLACK if valid else predicted.duration() + LATE,
                       end="EOF" if valid else "silence", wrap=wrap, own_task=True, open_store=open_store, after=after)
-    what = f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r})"
+    what = (f"consume_session(reader, writer, con, {timeout!r}, {before_ack!r}) on a store at "
+            f"last={start.last}, total={start.total}")
     if failure is not None:
         event(f"the statement failed: {any(fired)}")
     if any(fired):  # the model is told where the statement failed: the same session, and that failure
@@ -846,13 +848,13 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
         note(what)
     compare(seen, predicted, store_after, what)
     if isinstance(mine, arguments.Hook) and mine.calls != models.calls:
-        model.differs("the calls of before_ack (once per commit, before its ACK)",
+        model.differs(f"{what}: the calls of before_ack (once per commit, before its ACK)",
                       ", ".join(f"before_ack({seq})" for (seq,) in models.calls) or "no call",
                       ", ".join(f"before_ack({', '.join(map(repr, args))})" for args in mine.calls) or "no call",
                       model.calls_clause(before_ack, model.OBSERVED["before_ack calls"]))
     if isinstance(mine, arguments.Hook) and mine.awaited != models.awaited:
         awaited = [args[0] for args in mine.awaited]
-        model.differs("the awaitables before_ack returned", f"awaited, for seqs {[a[0] for a in models.awaited]}",
+        model.differs(f"{what}: the awaitables before_ack returned", f"awaited, for seqs {[a[0] for a in models.awaited]}",
                       f"awaited for seqs {awaited}, the others never awaited" if awaited else "never awaited",
                       model.OBSERVED["awaitables awaited"])
     if not all(committed_at_hook):

@@ -427,7 +427,8 @@ async def test_the_resume_line_carries_the_stored_cursor_and_a_second_run_change
                           f"{session.resume!r}" if session.resume else f"nothing sent in {RESUME_WITHIN} s",
                           model.OBSERVED["resume line"])
     for index, (session, result, called, wanted) in enumerate(zip(publisher.sessions, results, calls, predicted)):
-        what = f"run_client(host, port, path, {TIMEOUT}, before_ack), run {index + 1}"
+        what = (f"run_client(host, port, path, {TIMEOUT}, before_ack), run {index + 1} of 2 on a store that "
+                f"started at last={start.last}, total={start.total}")
         model.expect(result, wanted.outcome, what)
         if called != wanted.calls:
             model.differs(f"{what}: the calls of before_ack", f"before_ack for seqs {wanted.calls}",
@@ -592,7 +593,7 @@ async def test_any_form_of_host_and_port_reaches_the_peer(impl, host_form, port_
             got = await model_outcome(impl, impl.run_client(host, port, path, TIMEOUT), TIMEOUT + SLACK)
             await peer.all_ended(PEER_ENDS_WITHIN)
             received = peer.connections[0].received if peer.connections else b""
-        what = f"run_client({host!r}, {port!r}, path, {TIMEOUT})"
+        what = f"run_client({host!r}, {port!r}, path, {TIMEOUT}) on a new store"
         expect_run(got, predicted, what, path, after=expected)
         if received != (predicted.resume or b"") + b"".join(predicted.acks):
             model.differs(f"{what}: what the server read", repr((predicted.resume or b"") + b"".join(predicted.acks)),
