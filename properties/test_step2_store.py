@@ -129,7 +129,7 @@ def test_a_new_store_another_connection_holds_locked_raises_within_the_busy_time
         # process holds a lock on the file (POSIX locks are per process): the lock first.
         other.execute("ROLLBACK")
         if leaks.descriptors_on(path) != own:  # while ``got`` holds the error and its frames
-            model.differs(what, "the connection closed first", "a descriptor of the process still open on the file",
+            model.differs(what, "the connection closed first", "the store file still open: the connection was never closed",
                           "S2.close-on-failure")
 
 
@@ -163,7 +163,7 @@ def test_a_failure_at_any_statement_of_open_store_propagates_and_changes_nothing
         model.expect(got, predicted, what)
         if isinstance(got, model.Raised) and leaks.descriptors_on(path):  # while ``got`` holds its frames
             model.differs(f"{what}: the connection", "closed before the error propagates",
-                          "a descriptor of the process still open on the file", predicted.clause)
+                          "the store file still open: the connection was never closed", predicted.clause)
         del got
         with opened(impl, path) as con:
             model.expect(model.outcome_of(impl, impl.state, con), model.open_store(path, start),
@@ -189,7 +189,7 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
             model.expect(got, predicted, what)
             if leaks.descriptors_on(os.fsdecode(path)):  # while ``got`` holds the error and its frames
                 model.differs(f"open_store({path!r}) raised {got.kind}", "the connection closed first",
-                              "a descriptor of the process still open on the file", "S2.close-on-failure")
+                              "the store file still open: the connection was never closed", "S2.close-on-failure")
             return
         con = got.value
         try:

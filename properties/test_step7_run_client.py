@@ -66,8 +66,8 @@ def assert_store_closed(path):
     """No connection of this process is open on the store (checked while the
     implementation's frames are still reachable from the outcome)."""
     if leaks.descriptors_on(path):
-        model.differs("the store's file after run_client returned", "closed (no descriptor of the process on it)",
-                      "a descriptor of the process still open on it", model.OBSERVED["store closed"])
+        model.differs("the store's file after run_client returned", "closed (the connection closed)",
+                      "the store file still open: the connection was never closed", model.OBSERVED["store closed"])
 
 
 # ------------------------------------------------- before the session

@@ -76,6 +76,15 @@ def each_example_clean(call):
     return decorate
 
 
+def _what_is_open(target):
+    """A descriptor's target in a learner's words: ``a socket``, ``the file store.db-wal``."""
+    if target.startswith("socket:["):
+        return "a socket"
+    if target.startswith("/"):
+        return f"the file {target.rsplit('/', 1)[-1].removesuffix(' (deleted)')}"
+    return target
+
+
 def example_call(call, drawn):
     """The call whose example left something behind, with its step and what the example drew:
     ``run_client (step 7), in the example where log=[(0, 5)], ending='eof'`` (a report of a leak
@@ -126,8 +135,8 @@ async def _left_behind(tasks_before, fds_before):
     if left_running is not None:
         return left_running
     if fds:
-        names = ", ".join(f"fd {fd} -> {target}" for fd, target in sorted(fds))
-        left = DescriptorsLeftOpen(f"{len(fds)} file descriptor(s) of this example still open at its end: {names}")
+        names = ", ".join(_what_is_open(target) for _, target in sorted(fds))
+        left = DescriptorsLeftOpen(f"still open when the example ended: {names}")
         left.targets = [target for _, target in fds]
         return left
     return None
