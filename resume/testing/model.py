@@ -1240,6 +1240,18 @@ class Store:
         return session
 
 
+def hook_or_session_bounded(outcome, reads_alone):
+    """Decision 8 or step 6, for a session that raised TimeoutError while ``before_ack``'s awaitable
+    ran past the timeout. ``reads_alone``: the outcome of a probe, the same session with no hook
+    and two reads each within the timeout, together past it. A session that times out there too
+    has one deadline for all its waits, and breaks step 6's "Bound every `readline` wait by
+    `timeout`" (each wait); one that does not bounded the awaitable, against decision 8.
+    (A foreign corpus's one-deadline session was quoted decision 8 alone.)"""
+    if getattr(reads_alone, "kind", None) == "TimeoutError":
+        return with_instead(outcome, TimeoutError="S6.read-bounded")
+    return outcome
+
+
 # A sentence step 7 repeats from step 6: a call of run_client breaks step 7's.
 _RUN_CLIENT_SENTENCE = {"S6.propagate": "S7.propagate"}
 
