@@ -186,11 +186,11 @@ def compare(seen, predicted, store_after, what, *, outcome=None, acks=True, exac
         model.differs(f"{what}: the ACKs the server read", acks_text(expected) + ("" if exact else " at most, in order"),
                       acks_text(seen.acks), predicted.acks_clause(seen.acks, seen.outcome))
     if not seen.closed:
-        model.differs("the client's socket after consume_session", "closed", "never closed",
+        model.differs(f"{what}: the client's socket afterwards", "closed", "never closed",
                       predicted.closed_clause(closing_error))
     if seen.ended is False:
-        model.differs("the server's side of the connection", "the connection ends", "the server never saw it end",
-                      predicted.closed_clause(closing_error))
+        model.differs(f"{what}: the server's side of the connection", "the connection ends",
+                      "the server never saw it end", predicted.closed_clause(closing_error))
 
 
 # ------------------------------------------------- the session, as a scenario
