@@ -2081,33 +2081,11 @@ _refused = {}  # frames refused as a Gap, by connection and store file
           r"""            line = await asyncio.wait_for(reader.readline(), timeout)""")),
     # issue 55: a foreign corpus's session, quoted decision 8 for it
     _bug("session-one-deadline", 6,
-         "one deadline of timeout for the whole session, not a bound per wait",
-         (r"""        while True:
-            async with asyncio.timeout(timeout):
-                line = await reader.readline()
-            if not line:
-                break
-            ack = consume_line(con, line)
-            if before_ack is not None:
-                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
-                result = before_ack(seq)
-                if inspect.isawaitable(result):
-                    await result
-            writer.write(ack)
-            async with asyncio.timeout(timeout):
-                await writer.drain()""", r"""        async with asyncio.timeout(timeout):  # one deadline for the whole session
-          while True:
-            line = await reader.readline()
-            if not line:
-                break
-            ack = consume_line(con, line)
-            if before_ack is not None:
-                seq, _ = parse_line(line)  # cannot fail: consume_line accepted it
-                result = before_ack(seq)
-                if inspect.isawaitable(result):
-                    await result
-            writer.write(ack)
-            await writer.drain()""")),
+         "one deadline of timeout around the whole session (each wait's own bound inside it runs out later)",
+         (r"""        _check_timeout(timeout)
+        while True:""", r"""        _check_timeout(timeout)
+        async with asyncio.timeout(timeout):  # one deadline for the whole session
+          while True:""")),
 ]
 
 # Known bugs retired, with the reason: each was caught only through a store outside the contract
