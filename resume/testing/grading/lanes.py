@@ -188,17 +188,6 @@ def earlier_failed(unit, names):
     return any(name.startswith(f"failed-{part}.") and int(name.rpartition(".")[2]) < int(n) for name in names)
 
 
-def _exit_status(code):
-    if code is None:
-        return "it ended"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit status {code}"
-
-
 def write(path, record):
     """``record`` as JSON at ``path``, whole or not at all (a reader never sees half of it): written
     beside it under a name of this process's own, then moved in place. The lanes write so too."""
@@ -246,7 +235,7 @@ def _outcome(folder, part, units, own, started, process_of, outcome, root, sizes
         code = ended["code"] if ended else future.result().returncode if future.done() else None
         found = outcome(runner.Run(0, sum(r["seconds"] for r in done), "", [], cpu=None))
         found.status, found.test = "ended", during[0] if during else None
-        found.error = f"your code ended the process ({how['how'] if how else _exit_status(code)})"
+        found.error = f"your code ended the process ({how['how'] if how else runner.exit_status(code)})"
         found.call, found.where = (how["call"], how["where"]) if how else ("", None)
         return found
     if units is None or collect or broken:  # the collection failed, or a lane died in this part

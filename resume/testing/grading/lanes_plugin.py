@@ -335,13 +335,8 @@ def _call(frame):
     """``parse_line(b'EVENT 7 1\\n')``: the call a frame runs, its arguments as they are now."""
     code = frame.f_code
     names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    values = [_short(frame.f_locals.get(name)) for name in names if name != "self"]
+    values = [repr(frame.f_locals.get(name)) for name in names if name != "self"]
     return f"{code.co_name}({', '.join(values)})"
-
-
-def _short(value):
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}... ({type(value).__name__}, {len(text)} characters)"
 
 
 def in_fork(config):

@@ -62,7 +62,7 @@ def probe(path, room):
         if process.returncode == -signal.SIGKILL and time.monotonic() - started >= loader.IMPORT_LIMIT:
             return Probe(error=f"{path} was still being imported after {loader.IMPORT_LIMIT:g} s: does it "
                                "wait or loop at its top level? move that code into a function")
-        return Probe(error=f"{path} ended the process that imported it ({_status(process.returncode)}): "
+        return Probe(error=f"{path} ended the process that imported it ({runner.exit_status(process.returncode)}): "
                            "move the code at its top level that ends it under `if __name__ == \"__main__\":`")
     if found.get("error"):
         return Probe(error=found["error"])
@@ -70,12 +70,6 @@ def probe(path, room):
         return Probe(error=f"importing {path} takes {found['seconds']:.1f} s: the check imports it in every "
                            "process it starts; move the slow code at its top level into a function")
     return Probe(names=found["names"], seconds=found["seconds"])
-
-
-def _status(code):
-    if code is not None and code < 0:
-        return f"signal {signal.Signals(-code).name}"
-    return f"exit status {code}"
 
 
 def main(path, answer):

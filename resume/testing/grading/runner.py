@@ -241,6 +241,18 @@ def _signal_group(process, signum):
         os.killpg(process.pid, signum)
 
 
+def exit_status(code):
+    """How a child ended, in words: ``exit status 3``, ``killed by SIGKILL``."""
+    if code is None:
+        return "it ended"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
 def read_results(path):
     """The plugin's JSON lines folded into one ``TestResult`` per node id, in order; and the
     child's CPU seconds (None if it never said: killed)."""

@@ -263,7 +263,7 @@ def from_outcome(part, label, outcome, impl, seed, profile=None, invariants=()):
         return Verdict(part, label, "timeout", outcome.wall, outcome.tests, detail=detail, test=outcome.test,
                        rerun=rerun_command(impl, part, seed, profile), in_your_file=line)
     if outcome.status == "ended":  # grading.lanes: the file under check ended the process running the test
-        return Verdict(part, label, "FAIL", None, outcome.tests, test=outcome.test, call=outcome.call,
+        return Verdict(part, label, "FAIL", None, outcome.tests, test=outcome.test, call=shorten(outcome.call),
                        expected="the call returns or raises, and the program that made it goes on",
                        got=outcome.error, in_your_file=outcome.where, rerun=rerun_command(impl, part, seed, profile))
     if outcome.status != "failed":
