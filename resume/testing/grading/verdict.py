@@ -74,23 +74,22 @@ _LITERAL = re.compile(r"""(?<![\w'"\\])b?(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.
 
 def shorten(text):
     """``text`` with each int, str or bytes value written longer than ``LONGEST`` characters shown
-    by what it is: ``an int past the float range, 2**1024``, ``b'EVENT 0 000000000000'... (70 bytes)``
-    (a 309-digit int printed three times made a report unreadable)."""
+    short: an int near a power of two as that power (``2**1024``, ``-(2**63 + 1)``: exact, and
+    Python), any other as what it is (``<an int of 400 digits>``), a str or bytes cut with its
+    length (``b'EVENT 0 000000000000'... (70 bytes)``). A 309-digit int printed three times made a
+    report unreadable; a description with a comma in it read as two arguments of the call."""
     return _LONG_INT.sub(_int, _LITERAL.sub(_literal, text))
 
 
 def _int(match):
     value = int(match[0])
     magnitude = abs(value)
-    what = ("an int past the float range" if magnitude > sys.float_info.max
-            else f"an int of {len(str(magnitude))} digits")
     power = magnitude.bit_length() - 1
     for exponent, offset in ((power, 0), (power, 1), (power + 1, -1)):
         if magnitude == 2 ** exponent + offset:
             written = f"2**{exponent}" + {0: "", 1: " + 1", -1: " - 1"}[offset]
-            sign = "" if value > 0 else "-" if not offset else "-("
-            return f"{what}, {sign}{written}{')' if sign == '-(' else ''}"
-    return what
+            return written if value > 0 else f"-{written}" if not offset else f"-({written})"
+    return f"<an int of {len(str(magnitude))} digits>"
 
 
 def _literal(match):
@@ -340,7 +339,7 @@ def headline(verdict, label=True):
     if verdict.status == "no tests":
         return f"{text}no tests yet"
     if verdict.status == "not written yet":
-        return f"{text}not written yet: define {verdict.detail}"
+        return f"{text}not written yet: {verdict.detail}"
     if verdict.status == "not run":
         return f"{text}not run: {verdict.detail}"
     if verdict.status == "FAIL":
