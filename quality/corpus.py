@@ -20,10 +20,13 @@ here). The four figures:
 * sentence: variants whose quoted sentence holds the manifest's fragment, or is
   one judged as precise (``ACCEPTED``, with why); and as the manifest wrote it alone;
 * line: of the variants whose report shows a line ``in your file``, those where
-  it lies within the manifest's lines.
+  one it shows (where the error arose, or where the file raised it again) lies
+  within the manifest's lines, widened to the ``if`` or ``try`` statement they are
+  the test or a handler of (``mistake``); or listed in ``ELSEWHERE``, with why.
 """
 
 import argparse
+import ast
 import concurrent.futures
 import dataclasses
 import json
@@ -66,6 +69,37 @@ ACCEPTED = {
     "class_based/12_readline_wait_for.py": "the cancellation swallowed by wait_for (\"Errors and cancellation "
                                            "propagate.\") is the mistake; writing after it is what follows",
 }
+
+
+# Variants whose report shows a line of theirs that is not the mistake's, and why: the mistake
+# left no line in the traceback of what went wrong (something left out, or done too early),
+# so the line shown is where its effect surfaced.
+ELSEWHERE = {
+    "class_based/05_checkpoint_row_only_with_new_table.py": "the row never inserted: state() raises where it "
+                                                            "finds none",
+    "sql_centred/04_seed_with_table.py": "the row never inserted: state() fails where it finds none",
+    "procedural/05_apply_reads_last_before_begin.py": "the cursor read too early: the INSERT it leads to "
+                                                      "raises IntegrityError",
+    "procedural/14_run_client_default_stream_limit.py": "the limit left out of open_connection: the read it "
+                                                        "leads to fails in the file's wait helper",
+    "timeout_cm/09_limit_checked_after_resync.py": "the limit checked too late: the line shown raises "
+                                                   "ResyncRequired before that check, the next line",
+    "procedural/12_reclaim_closing_error_replaces_original.py": "a bare `raise` leaves no line of its own in a "
+                                                                "traceback: the closing wait it came from is shown",
+}
+
+
+def mistake(entry):
+    """The manifest's lines, widened to the whole ``if`` or ``try`` statement whose test or
+    handler they are: a condition written wrong shows at the ``raise`` it guards, a handler
+    that catches too little at the call in its ``try``."""
+    low, high = entry.lines[0], entry.lines[-1]
+    for node in ast.walk(ast.parse(entry.path.read_text(encoding="utf-8"))):
+        heads = ([node.test] if isinstance(node, ast.If) else
+                 [handler for handler in node.handlers] if isinstance(node, ast.Try) else [])
+        if any(low <= head.lineno and head.lineno <= high for head in heads):
+            low, high = min(low, node.lineno), max(high, node.end_lineno)
+    return low, high
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,12 +167,14 @@ def judge(entry, report):
     quote = (part["clause"] or {}).get("quote", "")
     sentence = _words(entry.sentence) in _words(quote) or _words(quote) in _words(entry.sentence) and bool(quote)
     line = None
-    if part["in_your_file"]:
-        number = int(re.match(r"[^:]+:(\d+)", part["in_your_file"]).group(1))
-        line = entry.lines[0] <= number <= entry.lines[-1]
+    if part["in_your_file"]:  # the line it arose at, and where it was raised again, if it was
+        low, high = mistake(entry)
+        line = any(low <= int(number) <= high for number in re.findall(r"\.py:(\d+)", part["in_your_file"]))
+        listed = not line and f"{entry.path.parent.name}/{entry.path.name}" in ELSEWHERE
+        line = line or listed
     return {"caught": True, "step": part["step"] == entry.step, "as written": sentence,
             "sentence": sentence or f"{entry.path.parent.name}/{entry.path.name}" in ACCEPTED, "line": line,
-            "part": part}
+            "line listed": line is not None and listed, "part": part}
 
 
 def figures(correct, judged):
@@ -148,7 +184,8 @@ def figures(correct, judged):
             "step": f"{sum(j['step'] for j in judged.values())} of {len(judged)}",
             "sentence": f"{sum(j['sentence'] for j in judged.values())} of {len(judged)}",
             "sentence as the manifest wrote it": f"{sum(j.get('as written', False) for j in judged.values())} of {len(judged)}",
-            "line": f"{sum(j['line'] for j in shown)} of {len(shown)}"}
+            "line": f"{sum(j['line'] for j in shown)} of {len(shown)} "
+                    f"({sum(j['line listed'] for j in shown)} of them listed in ELSEWHERE)"}
 
 
 def main(argv=None):

@@ -15,7 +15,7 @@ from quality import corpus
 pytestmark = pytest.mark.quality
 
 # The figures as measured on 2026-12-07 (quality/foreign/README.md), the least each may be.
-FLOOR = {"step": 58, "sentence": 60, "line": 8}
+FLOOR = {"step": 60, "sentence": 60, "line": 19}
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ in ``report.user_properties``, so it survives pytest-xdist; the controller
 writes the lines (``pytest_runtest_logreport``).
 """
 
+import dis
 import json
 import linecache
 import os
@@ -117,19 +118,32 @@ def _in_your_file(error, returned=False):
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        inner = None
+        passed = []  # the file's entries in the traceback, outermost first
         tb = error.__traceback__
         while tb is not None:
             if tb.tb_frame.f_globals.get("__name__", "").startswith(loader.MODULE_PREFIX):
-                inner = tb
+                passed.append(tb)
             tb = tb.tb_next
-        if inner is not None:
-            filename = inner.tb_frame.f_code.co_filename
-            return {"file": filename, "line": inner.tb_lineno,
-                    "source": linecache.getline(filename, inner.tb_lineno).strip(),
-                    "how": "raised here, and it returned" if returned else None}
+        if passed:
+            inner = passed[-1]
+            found = {"file": inner.tb_frame.f_code.co_filename, "line": inner.tb_lineno,
+                     "source": _source(inner), "how": "raised here, and it returned" if returned else None}
+            # An error caught and raised again by name (`raise error`) passes that `raise` on its
+            # way out: where the file chose to let it go (a closing error that replaced the
+            # session's own), shown beside where it arose.
+            again = [tb for tb in passed[:-1] if tb.tb_frame.f_code.co_code[tb.tb_lasti] == _RAISE]
+            if again:
+                found["again"] = {"line": again[0].tb_lineno, "source": _source(again[0])}
+            return found
         error = error.__cause__ or error.__context__
     return None
+
+
+_RAISE = dis.opmap["RAISE_VARARGS"]
+
+
+def _source(tb):
+    return linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
 
 
 def _failures(error, root):

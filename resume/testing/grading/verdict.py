@@ -316,7 +316,10 @@ def in_your_file(entry):
     if not found:
         return None
     how = f"  ({found['how']})" if found.get("how") else ""
-    return f"{found['file'].rsplit('/', 1)[-1]}:{found['line']}  {found['source']}".rstrip() + how
+    name = found["file"].rsplit("/", 1)[-1]
+    again = found.get("again")
+    then = f"\nthen raised again at {name}:{again['line']}  {again['source']}".rstrip() if again else ""
+    return f"{name}:{found['line']}  {found['source']}".rstrip() + how + then
 
 
 # --------------------------------------------------------- as text
@@ -411,7 +414,7 @@ def render(verdict, label=True):
             lines += _block("expected: ", verdict.expected)
         lines += _block("got:      ", verdict.got)
         if verdict.in_your_file:
-            lines.append(f"{PAD}in your file: {verdict.in_your_file}")
+            lines += _block("in your file: ", verdict.in_your_file)
         if verdict.detail:
             lines += _block("note:     ", verdict.detail)
         lines.append(f"{PAD}test:     {verdict.test}")
