@@ -98,11 +98,12 @@ def test_the_tables_have_specs_columns_keys_and_constraints(impl, tmp_path):
 
 def test_the_connection_is_autocommit_with_a_one_second_busy_timeout(impl, tmp_path):
     path = str(tmp_path / "store.db")
-    for _ in range(2):  # creating the store, and reopening it
+    for store in ("a new store", "the store it made before"):  # creating the store, and reopening it
         with opened(impl, path) as con:
             for what, expected, got in model.connection_settings(con):
                 if got != expected:
-                    model.differs(f"open_store(path), then {what}", expected, got, model.CONNECTION_CLAUSES[what])
+                    model.differs(f"open_store(path) on {store}, then {what}", expected, got,
+                                  model.CONNECTION_CLAUSES[what])
 
 
 def test_a_new_store_another_connection_holds_locked_raises_within_the_busy_timeout(impl, tmp_path):
@@ -184,7 +185,7 @@ def test_any_path_opens_the_store_the_model_predicts_and_keeps_it_where_it_says(
         kept = store_files.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         predicted = model.open_store(path)  # the state of the store it opens, or the error
         got = model.outcome_of(impl, impl.open_store, path)
-        what = f"open_store({path!r}), then state(con), where the path is {form}"
+        what = f"open_store({path!r}) on {arguments.path_said(form)}, then state(con)"
         if isinstance(got, model.Raised) or isinstance(predicted, model.Raised):
             model.expect(got, predicted, what)
             if leaks.descriptors_on(os.fsdecode(path)):  # while ``got`` holds the error and its frames

@@ -544,7 +544,7 @@ async def test_a_before_ack_slower_than_the_timeout_is_waited_for_and_each_read_
         predicted = await expected.session(lines, None, timeout, lambda seq: None, slow=slow_part.get(shape))
         waits = (f"before_ack {shape} {slow} s" if shape != "a late line, then a slow drain" else
                  f"the first line comes {slow:.3f} s after the read starts, and the first drain takes {slow:.3f} s")
-    what = (f"consume_session(reader, writer, con, {timeout}, before_ack) where {waits}, "
+    what = (f"consume_session(reader, writer, con, {timeout}, before_ack) on a new store, where {waits}, "
             f"the server sends {sent(lines)}, then EOF")
     # The test's own waits, which a loaded machine may stretch to the bound (not the late lines:
     # those are past it on purpose).
@@ -649,7 +649,7 @@ async def test_a_line_trickled_past_the_timeout_is_a_timeout_though_each_byte_is
     timeout = 3 * SHORT
     expected = model.Store()
     predicted = await expected.session([], "TimeoutError", timeout)
-    what = f"consume_session(reader, writer, con, {timeout}) where the server sends EVENT 0 5 a byte every {SHORT} s"
+    what = f"consume_session(reader, writer, con, {timeout}) on a new store, where the server sends EVENT 0 5 a byte every {SHORT} s"
     seen = await play(impl, [F05], timeout, within=len(F05) * SHORT + SLACK, pace=SHORT)
     compare(seen, predicted, expected, what)
 
@@ -670,7 +670,8 @@ async def test_a_timeout_at_either_end_of_the_valid_range_is_accepted(impl, case
         predictions.append((await store_after.session([F05, F17][:committed], ending, timeout), store_after))
     predicted, store_after = next(((p, after) for p, after in predictions
                                    if seen.outcome == p.outcome and seen.stored == after.snapshot()), predictions[0])
-    compare(seen, predicted, store_after, f"consume_session(reader, writer, con, {timeout!r})")
+    compare(seen, predicted, store_after, f"consume_session(reader, writer, con, {timeout!r}) on a new store, the server "
+            f"sending {sent([F05, F17])}, then EOF")
 
 
 @pytest.mark.asyncio
@@ -682,7 +683,8 @@ async def test_a_timeout_one_step_outside_the_valid_range_is_value_error(impl, c
     store_after = model.Store()
     predicted = await store_after.session([F05, F17], None, timeout)
     seen = await play(impl, [F05, F17], timeout, within=TIMEOUT)
-    compare(seen, predicted, store_after, f"consume_session(reader, writer, con, {timeout!r})")
+    compare(seen, predicted, store_after, f"consume_session(reader, writer, con, {timeout!r}) on a new store, the server "
+            f"sending {sent([F05, F17])}, then EOF")
 
 
 async def session_as_predicted(impl, scenario, notes=True):

@@ -151,7 +151,7 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
         path = make(folder)
         kept = store_files.ledger_rows(os.fsdecode(path)) if model.path_kind(path) == model.PATH_FILE else {}
         expected = model.Store(ledger=kept)  # the rows open_store found are kept
-        what = f"run_client(host, port, {path!r}, timeout), where the path is {form}, with a server that sends " \
+        what = f"run_client(host, port, {path!r}, timeout) on {arguments.path_said(form)}, with a server that sends " \
                + ", ".join(line.decode().strip() for line in lines) + ", then EOF"
         # Twice: a file goes on where the first run left it, a store that forgets starts new, an
         # unusable path fails again; nothing of a call is kept for the next but the store itself.
@@ -177,7 +177,7 @@ async def test_any_path_is_opened_first_and_as_given(impl, form, data):
 async def test_a_refused_connection_propagates_and_the_store_is_closed(impl):
     """Decision 16: one connection attempt. A refusal comes at once; a run_client still at it
     RETRIES_WITHIN later is given a listener, which the next attempt would reach."""
-    what = "run_client(host, port, path, timeout) with nothing listening on port"
+    what = "run_client(host, port, path, timeout) on a new store, with nothing listening on port"
     with store_files.temp_store_path() as path, peers.Listener(refusing=True) as listener:
         task = asyncio.ensure_future(impl.run_client(HOST, listener.port, path, TIMEOUT))
         await until(lambda: False, task, RETRIES_WITHIN)
@@ -205,7 +205,7 @@ async def test_a_connection_attempt_that_hangs_is_cut_at_the_timeout_and_the_sto
         watch = tasks.Stopwatch()
         got = watch.judged(await model_outcome(impl, impl.run_client(HOST, listener.port, path, timeout),
                                                predicted.duration() + LATE))  # later: a bound ignored or floored
-        expect_run(got, predicted, f"run_client(host, port, path, {timeout}) with a peer whose "
+        expect_run(got, predicted, f"run_client(host, port, path, {timeout}) on a new store, with a peer whose "
                                    "connection attempt never completes", path)
 
 
@@ -293,7 +293,7 @@ async def test_a_failing_resume_drain_reclaims_the_socket_and_closes_the_store(i
     # What the drain raises is written out (a learner could not tell "raises" from a reset or a timeout).
     drain = {"raises": f"raises {type(error).__name__}", "hangs": f"hangs past the {timeout} s timeout",
              "cancelled": "hangs until run_client is cancelled"}[fault]
-    what = f"run_client(host, port, path, {timeout}) whose RESUME drain {drain}, and whose closing wait {closing}"
+    what = f"run_client(host, port, path, {timeout}) on a new store, whose RESUME drain {drain}, and whose closing wait {closing}"
     with store_files.temp_store_path() as path:
         with peers.faulty_first_drain(error if fault == "raises" else "hang",
                                       "hang" if wait == model.HANGS else wait) as made:
@@ -501,7 +501,7 @@ async def test_a_line_longer_than_64_bytes_fails_at_once_with_ValueError(impl):
             got = await model_outcome(impl, impl.run_client(HOST, peer.port, path, timeout), timeout + SLACK)
             took = watch.took()
             ended = await peer.all_ended(PEER_ENDS_WITHIN)
-        expect_run(got, predicted, "run_client(host, port, path, timeout) with a server that sends 100 bytes and no LF",
+        expect_run(got, predicted, "run_client(host, port, path, timeout) on a new store, with a server that sends 100 bytes and no LF",
                    path)
         if took.longer_than(predicted.duration() + LATE):
             model.differs("run_client(host, port, path, timeout) with a server that sends 100 bytes and no LF: its time",

@@ -20,7 +20,7 @@ import sys
 
 from quality import bugs as known
 from quality import clauses, meta
-from resume.testing import suite
+from resume.testing import model, suite
 from resume.testing.grading import check, verdict
 from resume.testing import spec
 
@@ -125,6 +125,31 @@ def unreadable(results):
     return found
 
 
+# The calls whose outcome depends on the store they run on, and the words that name its state
+# ("on a new store", "on a store at last=3, total=7", "an in-memory store").
+READS_A_STORE = re.compile(r"^(receiver \w+: )?(open_store|state|apply_event|consume_line|consume_session|run_client)\(")
+STORE_NAMED = re.compile(r"\bstores?\b|\blast=|\ba new path\b|\ba folder\b")
+LEAK = re.compile(r"still open|never closed|left open")
+
+
+def stateless(results):
+    """``[(bug id, call)]``: caught bugs whose report shows a call on a store (``the call``) and
+    names the store's state neither there nor in the case it shows, or a leak with no call of
+    SPEC.md's public API named (the step is the part's, the sentence's)."""
+    found = []
+    for result in results:
+        if result.bug is None or not result.outcome.caught:
+            continue
+        report = report_of(result)
+        call, shown = report.call or "", "\n".join([report.call or "", *report.calls])
+        if READS_A_STORE.match(call) and not STORE_NAMED.search(shown):
+            found.append((result.bug.id, call))
+        elif LEAK.search(report.got or "") and not re.search(r"\b(%s)\b" % "|".join(
+                name for names in model.PUBLIC_NAMES.values() for name in names), call):
+            found.append((result.bug.id, f"a leak with no call: {call}"))
+    return found
+
+
 def needs_a_line(report):
     """Whether the call the model predicted went through the learner's code when it went wrong: it
     raised, it hung, or it returned where it was to pass on a cancellation or the hook's own error.
@@ -170,6 +195,10 @@ def main(argv=None):
     print(summary(results, wrong))
     for bug, report in unplaced(results):
         print(f"  {bug}: no 'in your file:' line, though the call {report.got}  ({report.test.split('::')[-1]})")
+    for bug, call in stateless(results):
+        print(f"  {bug}: the store's state not shown: {call}")
+    for bug, what in unreadable(results):
+        print(f"  {bug}: unreadable: {what}")
     if args.json:
         rows = []
         for result in results:

@@ -77,6 +77,10 @@ def test_the_suite_passes_the_reference_and_catches_every_known_bug(capsys):
     unreadable = accuracy.unreadable(results)
     assert not unreadable, "reports a learner cannot read at once: " + ", ".join(
         f"{bug} ({what})" for bug, what in unreadable)
+    # And each call on a store says what store it ran on, and each leak the call that left it.
+    stateless = accuracy.stateless(results)
+    assert not stateless, "reports whose call leaves out its store: " + ", ".join(
+        f"{bug} ({call})" for bug, call in stateless)
 
 
 # A shrunk state machine counterexample longer than this is no longer a

@@ -113,8 +113,8 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
 
     def _expect(self, who, seq, delta):
         # Two connections on one store: what either sees is decided by decision 4 (``model.raced``).
-        model.expect(self._apply(who, seq, delta), model.raced(self.model.apply_event(seq, delta)),
-                     f"receiver {who}: apply_event(con, {seq}, {delta})")
+        before = f"receiver {who}: " + model.call_text("apply_event", model.Name("con"), seq, delta, on=self.model)
+        model.expect(self._apply(who, seq, delta), model.raced(self.model.apply_event(seq, delta)), before)
         self.model.because = "D4"
 
     def _old_seq(self, back):
@@ -204,6 +204,7 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
         """
         seq = self.model.last + 1
         delta = self._publish(seq, delta)
+        call = model.call_text("apply_event", model.Name("con"), seq, delta, on=self.model)
         ready, go = threading.Event(), threading.Event()
         statements, outcome = [], []
 
@@ -236,9 +237,9 @@ class TwoReceivers(AsyncRuleBasedStateMachine):
             thread.join()
         self.model.apply_event(seq, delta)
         if got is not True:
-            model.differs(f"receiver {first}: apply_event(con, {seq}, {delta})", "returns True", repr(got), "D4")
+            model.differs(f"receiver {first}: {call}", "returns True", repr(got), "D4")
         if outcome != [False]:
-            model.differs(f"the other receiver's apply_event(con, {seq}, {delta}) while {first} was applying it",
+            model.differs(f"the other receiver's {call}, while {first} was applying it",
                           "returns False (a duplicate, once the first commits)", repr(outcome[0]), "D4")
 
     # Scripts of 10-20 lines from nearby starts, each line at or before last+1: for a correct

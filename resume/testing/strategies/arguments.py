@@ -414,6 +414,21 @@ PATH_FORMS = ["relative name", "absolute", "pathlib.Path", "bytes", "special cha
               *HALF_MADE_FORMS]
 
 
+# What is at a path of each form when the call opens it, in a report's words ("open_store(path)
+# on <this>"): the store's state is what the call's outcome depends on.
+_PATH_SAID = {"relative name": "a new store at a relative name", "absolute": "a new store at an absolute path",
+              "pathlib.Path": "a new store named by a pathlib.Path", "bytes": "a new store named by bytes",
+              "special characters": "a new store at a name with special characters",
+              ":memory:": "an in-memory store", "empty": "a temporary store (the path '')", "a folder": "a folder",
+              "missing parent": "a file in a folder that does not exist", "an empty file": "an empty file (0 bytes)",
+              "a file that is not a store": "a file that is not a store"}
+
+
+def path_said(form):
+    """What is at a path of ``form`` (``PATH_FORMS``) when it is opened: ``a new store at a relative name``."""
+    return _PATH_SAID.get(form, form)  # the half-made stores say it themselves
+
+
 def _file(path, content=b""):
     """An existing file: of 0 bytes (``tempfile.mkstemp`` makes them: SQLite's empty database), or text."""
     with open(path, "wb") as file:
