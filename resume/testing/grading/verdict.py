@@ -29,7 +29,6 @@ import linecache
 import pathlib
 import re
 import shlex
-import sys
 
 from resume.testing import spec, suite
 
