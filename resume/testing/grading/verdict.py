@@ -336,7 +336,9 @@ def headline(verdict, label=True):
     """The part's one line: ``step 3  apply_event .......... FAIL``."""
     text = leader(verdict.label) if label else ""
     if verdict.status == "ok":
-        tests = f"{verdict.tests} test{'' if verdict.tests == 1 else 's'}"
+        # The protocol part is one state machine that runs many sessions: "1 test" read as thin.
+        unit = "state machine" if verdict.part == "protocol" else "test"
+        tests = f"{verdict.tests} {unit}{'' if verdict.tests == 1 else 's'}"
         return f"{text}ok    ({tests}{_cpu(verdict.seconds)})"
     if verdict.status == "no tests":
         return f"{text}no tests yet"
