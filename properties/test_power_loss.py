@@ -74,9 +74,11 @@ async def judges(impl):
     power.require_strace()
     traces = await asyncio.gather(*(_record(impl, LOG, LIVES, start) for start in STARTS.values()))
     for trace in traces:
-        codes = [code for code, _ in trace.lives]
-        assert codes[0] == -9 and codes[1] == 0, f"the lives did not run as planned (exit codes {codes}): {trace.lives}"
-        assert [seq for _, seq in trace.acks()] == ACKS, f"ACKs recorded {trace.acks()}, not {ACKS}"
+        for number, (life, (code, words)) in enumerate(zip(LIVES, trace.lives), 1):
+            assert code == life.planned_exit, "the session could not be recorded: " + life.ended_otherwise(
+                number, code, words)
+        acks = [seq for _, seq in trace.acks()]
+        assert acks == ACKS, f"the session could not be recorded: the publisher got ACKs {acks}, not {ACKS}"
     return {name: power.Judge(impl, trace) for name, trace in zip(STARTS, traces)}
 
 

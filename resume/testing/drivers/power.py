@@ -49,6 +49,7 @@ import hashlib
 import itertools
 import os
 import re
+import signal
 import sqlite3
 import tempfile
 
@@ -408,6 +409,19 @@ class Life:
     crash_before_ack: int | None = None
     raw: bytes = b""
 
+    @property
+    def planned_exit(self):
+        """The exit status of a life that ran as planned: killed (-9), or run_client returned (0)."""
+        return 0 if self.crash_before_ack is None else -signal.SIGKILL
+
+    def ended_otherwise(self, number, code, words):
+        """A learner's sentence on life ``number`` that ended with ``code`` and last stderr ``words``."""
+        plan = ("to be killed from before_ack before it sent ACK %d" % self.crash_before_ack
+                if self.crash_before_ack is not None else "to run to the publisher's EOF and return")
+        how = "was killed" if code < 0 else f"ended with exit status {code}"
+        return (f"life {number} of the receiver was {plan}; it {how}"
+                + (f" ({words})" if words else " (nothing on stderr)"))
+
 
 async def record(impl_path, folder, log, lives, *, db_name="store.db"):
     """Run ``lives`` one after another on the store ``folder/db_name`` under strace; return the Trace.
@@ -432,6 +446,8 @@ async def record(impl_path, folder, log, lives, *, db_name="store.db"):
                 ran.append((code, (err.strip().splitlines() or [""])[-1]))
                 with open(trace_path, encoding="ascii", errors="replace") as file:
                     reader.read(index + 1, file.read())
+                if code != life.planned_exit:  # the plan failed: a next life would only wait out its timeout
+                    break
     trace = Trace(reader.ops, initial, ran, list(log), db_name, snapshot(folder))
     check_replay(trace)
     return trace
