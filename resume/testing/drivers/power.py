@@ -64,6 +64,10 @@ SYSCALLS = ("openat", "open", "creat", "write", "pwrite64", "pwritev", "pwritev2
             "renameat2", "mmap", "sendto")
 STRING_LIMIT = 1 << 20  # strace's -s: every write is kept whole (SQLite writes pages of 4 KiB)
 TIMEOUT = 10.0  # seconds a receiver life may take under strace
+# The publisher hangs up on a life silent this long after connecting: RESUME comes first thing
+# (the store is open by then), and strace slows a life tenfold at most; a file that sends no
+# RESUME then ends its life at once, not at its 5 s read timeout.
+RESUME_WITHIN = 2.0
 
 _PID = re.compile(r"^(\d+)\s+(.*)$")
 _CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+|0x[0-9a-f]+)(?:<(.*?)>)?(?:\s.*)?$")
@@ -435,7 +439,7 @@ async def record(impl_path, folder, log, lives, *, db_name="store.db"):
     reader = _Reader(folder, initial)
     ran = []
     with tempfile.TemporaryDirectory(prefix="resume-power-trace-") as scratch:
-        async with Publisher(log) as publisher:
+        async with Publisher(log, resume_within=RESUME_WITHIN) as publisher:
             for index, life in enumerate(lives):
                 trace_path = os.path.join(scratch, f"life{index}")
                 publisher.plan(raw=life.raw)
