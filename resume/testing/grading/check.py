@@ -374,7 +374,7 @@ def _check_in(impl, guest, entry, began, *, profile, steps, seed, storage, out, 
             say(verdict.leader(label), end="")
             result = result_of(key) if any(key == run for run, _ in runs) else None
             if key in unwritten:
-                found = verdict.Verdict(key, label, "not written yet", detail=_to_write(key, unwritten[key]))
+                found = verdict.Verdict(key, label, "not written yet", detail=", ".join(unwritten[key]))
             elif key == DEEPER and (result is None or result.status == "not run"):
                 failing = [v.part for v in verdicts if v.part.isdigit() and v.status not in ("ok", "no tests")]
                 found = verdict.Verdict(key, label, "not run", detail=(
@@ -461,18 +461,6 @@ def _summary(verdicts):
         words.append(f"could not run: {_and([v.label.split('  ')[0] for v in broken])}")
     code = 1 if failed else 2 if broken else 0
     return ("; ".join(words) or "no part of the lab was run") + ".", code
-
-
-def _to_write(key, lacking):
-    """What a part not written yet waits for: its step's own names, then the steps it builds on
-    (``define Gap, Conflict, apply_event; step 2 first``), not every name again on every line."""
-    own = [name for name in model.PUBLIC_NAMES.get(int(key), ()) if name in lacking] if key.isdigit() else []
-    before = [str(step) for step, names in sorted(model.PUBLIC_NAMES.items())
-              if str(step) != key and any(name in lacking for name in names)]
-    words = [f"define {', '.join(own)}"] if own else []
-    if before:
-        words.append(f"step{'s' if len(before) > 1 else ''} {_and(before)} {'first' if own else 'needed'}")
-    return "; ".join(words)
 
 
 def _and(items):

@@ -30,7 +30,7 @@ import pathlib
 import re
 import shlex
 
-from resume.testing import spec, suite
+from resume.testing import model, spec, suite
 
 # --------------------------------------------------------- SPEC.md, quoted
 
@@ -327,6 +327,19 @@ WIDTH = 52
 PAD = "    "
 
 
+def to_write(part, lacking):
+    """What a part not written yet waits for: its step's own names, then the steps it builds on
+    (``define Gap, Conflict, apply_event; step 2 first``), not every name again on every line."""
+    own = [name for name in model.PUBLIC_NAMES.get(int(part), ()) if name in lacking] if part.isdigit() else []
+    before = [str(step) for step, names in sorted(model.PUBLIC_NAMES.items())
+              if str(step) != part and any(name in lacking for name in names)]
+    words = [f"define {', '.join(own)}"] if own else []
+    if before:
+        steps = f"{before[0]}" if len(before) == 1 else f"{', '.join(before[:-1])} and {before[-1]}"
+        words.append(f"step{'s' if len(before) > 1 else ''} {steps} {'first' if own else 'needed'}")
+    return "; ".join(words)
+
+
 def leader(label):
     """``step 3  apply_event ..........``: a part's name, dotted to the verdict's column."""
     return f"{label} ".ljust(WIDTH, ".") + " "
@@ -343,7 +356,7 @@ def headline(verdict, label=True):
     if verdict.status == "no tests":
         return f"{text}no tests yet"
     if verdict.status == "not written yet":
-        return f"{text}not written yet: {verdict.detail}"
+        return f"{text}not written yet: {to_write(verdict.part, verdict.detail.split(', '))}"
     if verdict.status == "not run":
         return f"{text}not run: {verdict.detail}"
     if verdict.status == "FAIL":
