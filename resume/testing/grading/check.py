@@ -354,7 +354,7 @@ def _check_in(impl, guest, entry, began, *, profile, steps, seed, storage, out, 
     # (the crash machine: 15 s under ci); taken after the sweeps, it ran on alone, the other lanes done.
     runs = [(key, sorted(files, key=lambda path: pathlib.Path(path).parent.name != "stateful")
              if key == DEEPER else files) for key, files in runs]
-    ended = lanes.run_parts(impl, runs, gate=[key for key, _ in runs if key.isdigit()], gated=DEEPER,
+    ended = lanes.run_parts(impl, runs, gate=[key for key, _ in runs if key.isdigit()], gated=DEEPER, whole=[suite.POWER],
                             root=root, profile=profile, storage=storage, args=seed_args,
                             extra_env={**bounded, **guest.env}, cwd=guest.work,
                             outcome=lambda result: outcome(result, invariants),

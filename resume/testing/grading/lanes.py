@@ -46,12 +46,13 @@ def lanes():
     return int(os.environ.get("RESUME_CHECK_JOBS") or (os.cpu_count() or 1) + 1)
 
 
-def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=None, storage=None,
+def run_parts(impl, parts, *, gate=(), gated=None, whole=(), root=runner.ROOT, profile=None, storage=None,
               args=(), extra_env=None, outcome=None, bound=None, cwd=None):
     """Yield ``(part, Outcome)`` for each of ``parts`` (``[(key, files)]``), in that order, as each ends.
 
     ``gated``: the part (the deeper levels) that runs only once every part of ``gate`` has
-    passed; else its Outcome's status is ``"not run"``. ``outcome``: ``check.outcome``, which
+    passed; else its Outcome's status is ``"not run"``. ``whole``: parts that run as one unit
+    each, taken first (their tests share a costly module fixture). ``outcome``: ``check.outcome``, which
     reads a ``runner.Run``. ``cwd``: the lanes' working folder (the check's room). ``bound``: seconds a unit may run; past them its lane's stack is
     taken and the lane ended, and the part's status is ``"timeout"`` (a call that never returns,
     which no test of its own can cut: a loop holds the interpreter). Leaves nothing running.
@@ -61,7 +62,7 @@ def run_parts(impl, parts, *, gate=(), gated=None, root=runner.ROOT, profile=Non
             concurrent.futures.ThreadPoolExecutor() as pool:
         folder = pathlib.Path(folder)
         (folder / "parts.json").write_text(json.dumps({
-            "order": [key for key, _ in parts], "gate": list(gate), "gated": gated,
+            "order": [key for key, _ in parts], "gate": list(gate), "gated": gated, "whole": list(whole),
             "files": {key: [str(pathlib.Path(f).resolve()) for f in fs] for key, fs in parts}}))
         started = []  # [future of runner.run]: each process that forks lanes
         process_of = []  # lane n -> the index in ``started`` of the process that forked it

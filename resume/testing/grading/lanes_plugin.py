@@ -4,7 +4,8 @@ its first failure.
 ``grading.lanes`` starts a pytest process with every part's files, this plugin and a folder the
 lanes share (``$RESUME_LANES_DIR``), which holds ``parts.json``: the parts in the suite's order,
 with their files. The process collects the tests, cuts each part into units (a test function's
-items in a row; a first look is a unit of its own; in the deeper levels, each item), and forks
+items in a row; a first look is a unit of its own; in the deeper levels, each item; a part
+``parts.json`` names ``whole``, all its items, taken first: the power level), and forks
 ``$RESUME_LANE_FORKS`` lanes, numbered from ``$RESUME_LANE``: each runs pytest's own loop over
 the same items, the learner's file already imported. The process itself runs no test: it waits for its lanes and writes
 ``ended-<n>.json`` (the exit code) as each ends. A lane runs a unit only if it took it first
@@ -64,6 +65,7 @@ class Lane:
         self.order = spec["order"]  # part keys, in the suite's order
         self.files = {key: [pathlib.Path(f) for f in files] for key, files in spec["files"].items()}
         self.gate, self.gated = spec["gate"], spec["gated"]
+        self.whole = spec.get("whole", [])  # parts that are one unit each, taken first
         self.unit = {}  # node id -> "<part>.<n>"
         self.units = []  # every unit, in the order the lanes take them
         self.first = {}  # unit -> its first test (an Item)
@@ -216,8 +218,10 @@ def pytest_collection_modifyitems(config, items):
     kept = [item for item in items if parts[id(item)] in _lane.order]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if parts[id(item)] not in _lane.order])
-    # In the suite's order, the deeper levels last (they wait for the steps); stable: each part's own order.
-    kept.sort(key=lambda item: (parts[id(item)] == _lane.gated, _lane.order.index(parts[id(item)])))
+    # In the suite's order, the deeper levels last (they wait for the steps) and a whole part first
+    # (it mostly waits: its wait overlaps the others' work); stable: each part's own order.
+    kept.sort(key=lambda item: (parts[id(item)] == _lane.gated, parts[id(item)] not in _lane.whole,
+                                _lane.order.index(parts[id(item)])))
     items[:] = kept
     _lane.count = dict.fromkeys(_lane.order, 0)
     function = None
@@ -225,7 +229,10 @@ def pytest_collection_modifyitems(config, items):
         part = parts[id(item)]
         # The deeper levels' tests are few and each long (a sweep of crash points): there, each
         # item is a unit of its own, so that the items of one test run side by side.
-        name = item.nodeid if part == _lane.gated else getattr(item, "originalname", item.name)
+        # A whole part is one unit: its tests share a costly module fixture (the power level records
+        # a session under strace), which each lane that took one of its units would set up again.
+        name = (item.nodeid if part == _lane.gated else "" if part in _lane.whole
+                else getattr(item, "originalname", item.name))
         if (part, item.path, name) != function:
             function = (part, item.path, name)
             _lane.count[part] += 1
