@@ -103,6 +103,16 @@ def test_the_harness_reprs_are_scrubbed_from_a_message():
     assert verdict.scrub(text) == "assert None in (Gap,)"
 
 
+def test_a_long_value_is_shown_short_and_reads_as_one_argument():
+    # A learner read "an int past the float range, 2**1024" inside a call as two arguments.
+    call = f"consume_session(reader, writer, con, {2**1024}, None)"
+    assert verdict.shorten(call) == "consume_session(reader, writer, con, 2**1024, None)"
+    assert verdict.shorten(str(-(2**200 + 1))) == "-(2**200 + 1)"
+    assert verdict.shorten(str(2**300 - 1)) == "2**300 - 1"
+    assert verdict.shorten(str(3**200)) == f"<an int of {len(str(3**200))} digits>"
+    assert verdict.shorten(repr(b"EVENT 0 " + b"0" * 100)).endswith("(108 bytes)")
+
+
 # ------------------------------------------------------------------ beyond the lab
 
 def a_suite_with_a_power_level(root):
