@@ -57,7 +57,7 @@ RESUME = model.resume_line(model.LAST_MIN)  # what run_client writes first on a 
 TIMEOUT = 5.0  # where no wait should run out: nothing should ever wait this long
 SHORT = 0.03  # where a wait must run out (a silent peer, a blocked drain, a closing wait that hangs):
 # the peer's lines are in the socket before the session starts, so no read waits for the network
-SLOW = 0.05  # a closing wait that takes this long, well within TIMEOUT and the 1 s fallback
+SLOW = 0.05  # a closing wait that takes this long, well within TIMEOUT and model.CLOSE_FALLBACK
 # A FAKE wait meant to stay within a bound that took this share of it or more: the run is void.
 STRETCHED = 0.95
 SLACK = 1.0  # added to every upper bound: the machine is shared and loaded
@@ -772,7 +772,7 @@ LINE_CLASSES = ONE_LINE_MALFORMATIONS + [kind for kind in BAD_LINES if kind != "
 # duplicate's included): at its first call (a new event's ACK), or at a resent event's only.
 HOOK_FAILURES = [kind for kind in arguments.HOOK_KINDS if "raises" in kind]
 # And the store: one whose cursor is at the top of the seq range once the log is applied (the log's
-# last event is seq 2147483647; nothing can follow it, and the session still reads to EOF: the event
+# last event is seq model.SEQ_MAX; nothing can follow it, and the session still reads to EOF: the event
 # again, and with another delta), and one that another connection locks (a real write lock, taken
 # as read number r is entered: the line after it waits the busy timeout and fails; at EOF only
 # state() runs, a read no lock blocks).
@@ -812,7 +812,7 @@ async def test_any_timeout_and_any_before_ack_do_what_the_model_predicts(impl, p
     lines = [model.frame(base + 1 + seq, delta) for seq, delta in enumerate(log)]
     lines += lines[-1:] if duplicate else []
     if top:
-        event("a session whose log ends at seq 2147483647, the event resent")
+        event(f"a session whose log ends at seq {model.SEQ_MAX}, the event resent")
     if top and data.draw(st.booleans(), label="then another delta"):
         lines.append(model.frame(model.SEQ_MAX, model.other_delta(log[-1])))
     failure = None  # (read number, error): the first statement after that read raises the error
