@@ -378,7 +378,7 @@ def _check_in(impl, guest, entry, began, *, profile, steps, seed, storage, out, 
             elif key == DEEPER and (result is None or result.status == "not run"):
                 failing = [v.part for v in verdicts if v.part.isdigit() and v.status not in ("ok", "no tests")]
                 found = verdict.Verdict(key, label, "not run", detail=(
-                    f"step{'s' if len(failing) > 1 else ''} {_and(failing)} "
+                    f"step{'s' if len(failing) > 1 else ''} {verdict.joined(failing)} "
                     f"{'do' if len(failing) > 1 else 'does'} not pass yet"))
             elif result is None or result.status == "no tests":  # no file, or only the power level's tests
                 found = verdict.Verdict(key, label, "no tests")
@@ -437,7 +437,7 @@ def _summary(verdicts):
         words.append(f"step {unwritten[0].part} is not written yet")
     elif unwritten:
         words.append(f"{asked - len(unwritten)} of {asked} steps written "
-                     f"(not yet: step{'s' if len(unwritten) > 1 else ''} {_and([v.part for v in unwritten])})")
+                     f"(not yet: step{'s' if len(unwritten) > 1 else ''} {verdict.joined([v.part for v in unwritten])})")
     if len(numbered) == 1:
         state = {"ok": "passes", "FAIL": "fails", "no tests": "has no tests"}.get(numbered[0].status,
                                                                                  "could not run")
@@ -445,27 +445,22 @@ def _summary(verdicts):
     elif numbered and unwritten:
         words.append(f"{len(passed)} of the {len(numbered)} written pass" + (
             f" (step{'s' if len(numbered) - len(passed) > 1 else ''} "
-            f"{_and([v.part for v in numbered if v.status == 'FAIL'])} "
+            f"{verdict.joined([v.part for v in numbered if v.status == 'FAIL'])} "
             f"fail{'' if len(numbered) - len(passed) > 1 else 's'})" if len(passed) < len(numbered) else ""))
     elif numbered:
         text = f"{len(passed)} of {len(numbered)} steps pass"
         failing = [v.part for v in numbered if v.status == "FAIL"]
         if failing:
-            text += f" (step{'s' if len(failing) > 1 else ''} {_and(failing)} fail{'' if len(failing) > 1 else 's'})"
+            text += f" (step{'s' if len(failing) > 1 else ''} {verdict.joined(failing)} fail{'' if len(failing) > 1 else 's'})"
         words.append(text)
     for v in verdicts:
         if not v.part.isdigit() and v.status != "no tests":
             name = {"protocol": "the protocol machine", "deeper": "the deeper levels"}.get(v.part, v.part)
             words.append(f"{name}: {v.status}")
     if broken:
-        words.append(f"could not run: {_and([v.label.split('  ')[0] for v in broken])}")
+        words.append(f"could not run: {verdict.joined([v.label.split('  ')[0] for v in broken])}")
     code = 1 if failed else 2 if broken else 0
     return ("; ".join(words) or "no part of the lab was run") + ".", code
-
-
-def _and(items):
-    items = [str(item) for item in items]
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 _key = suite.part_key

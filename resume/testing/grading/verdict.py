@@ -327,6 +327,12 @@ WIDTH = 52
 PAD = "    "
 
 
+def joined(items):
+    """``2, 3 and 5``."""
+    items = [str(item) for item in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def to_write(part, lacking):
     """What a part not written yet waits for: its step's own names, then the steps it builds on
     (``define Gap, Conflict, apply_event; step 2 first``), not every name again on every line."""
@@ -335,8 +341,7 @@ def to_write(part, lacking):
               if str(step) != part and any(name in lacking for name in names)]
     words = [f"define {', '.join(own)}"] if own else []
     if before:
-        steps = f"{before[0]}" if len(before) == 1 else f"{', '.join(before[:-1])} and {before[-1]}"
-        words.append(f"step{'s' if len(before) > 1 else ''} {steps} {'first' if own else 'needed'}")
+        words.append(f"step{'s' if len(before) > 1 else ''} {joined(before)} {'first' if own else 'needed'}")
     return "; ".join(words)
 
 
